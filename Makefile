@@ -1,0 +1,43 @@
+# Every target runs Node 24 from the pinned `node` dev dependency, whatever node the machine has.
+SHELL := /bin/bash
+export PATH := $(CURDIR)/node_modules/.bin:$(PATH)
+NODE_FLAGS := --disable-warning=ExperimentalWarning
+CONFIG ?= examples
+PORT ?= 8080
+
+.PHONY: all deps typecheck lint check test run build clean bench crds
+
+all: check test
+
+node_modules/.installed: package.json package-lock.json
+	npm ci --no-audit --no-fund
+	@touch $@
+
+deps: node_modules/.installed
+
+typecheck: deps
+	tsc -p tsconfig.json --noEmit
+
+lint: deps
+	biome check .
+
+# Generated CRD YAML must match the zod source of truth.
+crds: deps
+	node $(NODE_FLAGS) operator/src/crd/generate.ts --write
+
+check: typecheck lint
+	node $(NODE_FLAGS) operator/src/crd/generate.ts --check
+
+test: deps check
+	vitest run
+
+run: deps
+	node $(NODE_FLAGS) embedded/main.ts --config $(CONFIG) --port $(PORT)
+
+build: deps
+	tsc -p tsconfig.build.json
+
+clean:
+	rm -rf dist .cache coverage
+
+-include mk/*.mk
