@@ -1,0 +1,3 @@
+export * from './hash.ts';
+export * from './seal.ts';
+export * from './snapshot.ts';

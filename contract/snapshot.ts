@@ -1,0 +1,118 @@
+import { z } from 'zod';
+
+/**
+ * The snapshot is the only contract between the operator (or embedded mode) and the gateway pods.
+ * It holds no Kubernetes types: names are plain strings, credentials are sealed, API keys are
+ * SHA-256 hashes. Gateways validate it with this schema before swapping it in.
+ */
+
+export const SNAPSHOT_SCHEMA_VERSION = 1;
+
+export const requestTypes = ['chat', 'completion', 'image', 'embedding', 'audio', 'vision'] as const;
+export const providerTypes = ['openai', 'azure-openai', 'anthropic', 'gemini', 'openai-compatible'] as const;
+
+export const sealed = z.object({
+  alg: z.literal('A256GCM'),
+  iv: z.string(),
+  tag: z.string(),
+  data: z.string(),
+});
+export type Sealed = z.infer<typeof sealed>;
+
+const decimal = z.string().regex(/^\d+(\.\d+)?$/);
+
+export const modelPricing = z.object({
+  inputUsdPerMTok: decimal.optional(),
+  outputUsdPerMTok: decimal.optional(),
+  usdPerImage: decimal.optional(),
+  usdPerAudioSecond: decimal.optional(),
+});
+export type ModelPricing = z.infer<typeof modelPricing>;
+
+export const snapshotProvider = z.object({
+  name: z.string(),
+  type: z.enum(providerTypes),
+  baseURL: z.string(),
+  apiVersion: z.string().optional(),
+  credential: sealed.nullable(),
+  streaming: z.boolean(),
+  timeouts: z.object({ connectMs: z.number().int(), firstByteMs: z.number().int(), totalMs: z.number().int() }),
+  models: z.record(z.string(), z.object({ requestTypes: z.array(z.enum(requestTypes)), pricing: modelPricing.optional() })),
+});
+export type SnapshotProvider = z.infer<typeof snapshotProvider>;
+
+export const slotTarget = z.object({ provider: z.string(), model: z.string() });
+
+export const snapshotWorkflow = z.object({
+  name: z.string(),
+  /** `<namespace>/<metadata.name>` of the source object, for logs and status. */
+  source: z.string(),
+  description: z.string().optional(),
+  requestType: z.enum(requestTypes),
+  primary: slotTarget,
+  backups: z.array(slotTarget),
+  systemInstructions: z.string().optional(),
+  structuredOutputSchema: z.record(z.string(), z.unknown()).optional(),
+  cacheFields: z.array(z.string()),
+  sessionMemory: z.object({ enabled: z.boolean(), summarizeAtTokens: z.number().int() }),
+  eventName: z.string().optional(),
+  responseCacheTtlSeconds: z.number().int().optional(),
+  testMode: z.boolean(),
+  /** Unix seconds; the compatible model object's `created`. */
+  createdAt: z.number().int(),
+});
+export type SnapshotWorkflow = z.infer<typeof snapshotWorkflow>;
+
+export const rateLimitConfig = z.object({
+  requestsPerMinute: z.number().int().optional(),
+  tokensPerMinute: z.number().int().optional(),
+});
+
+export const spendCapConfig = z.object({
+  id: z.string(),
+  scope: z.enum(['project', 'workflow']),
+  workflow: z.string().optional(),
+  slot: z.string().optional(),
+  period: z.enum(['hourly', 'daily', 'weekly', 'monthly']),
+  limitUsd: decimal,
+});
+export type SpendCapConfig = z.infer<typeof spendCapConfig>;
+
+export const snapshotProject = z.object({
+  id: z.string(),
+  displayName: z.string(),
+  compatibleApiEnabled: z.boolean(),
+  rateLimit: rateLimitConfig.optional(),
+  allowPrivateNetworks: z.boolean(),
+  webhooks: z.array(z.object({ url: z.string(), secret: sealed, events: z.array(z.string()) })),
+  providers: z.record(z.string(), snapshotProvider),
+  workflows: z.record(z.string(), snapshotWorkflow),
+  spendCaps: z.array(spendCapConfig),
+});
+export type SnapshotProject = z.infer<typeof snapshotProject>;
+
+export const snapshotApiKey = z.object({
+  projectId: z.string(),
+  /** `<namespace>/<name>` of the ApiKey; never the key itself. */
+  keyId: z.string(),
+  scopes: z.array(z.enum(['ai', 'console'])),
+  /** RFC 3339; the key is refused from this instant on (expiry or end of a rotation grace period). */
+  notAfter: z.string().optional(),
+  rateLimit: rateLimitConfig.optional(),
+});
+export type SnapshotApiKey = z.infer<typeof snapshotApiKey>;
+
+export const snapshotBody = z.object({
+  schemaVersion: z.literal(SNAPSHOT_SCHEMA_VERSION),
+  projects: z.record(z.string(), snapshotProject),
+  /** Keyed by lowercase hex SHA-256 of the API key. */
+  apiKeys: z.record(z.string(), snapshotApiKey),
+});
+export type SnapshotBody = z.infer<typeof snapshotBody>;
+
+export const snapshot = snapshotBody.extend({
+  /** Content hash of the body: equal bodies give equal versions, so unchanged config is not republished. */
+  version: z.string().regex(/^[0-9a-f]{16,64}$/),
+  generatedAt: z.string(),
+});
+export type Snapshot = z.infer<typeof snapshot>;

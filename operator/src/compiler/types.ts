@@ -1,0 +1,54 @@
+import type { SecretData } from '../resources/secret.ts';
+import type { SwitchyardKind, SwitchyardObject } from '../resources/index.ts';
+
+/** Reasons an object is not part of the snapshot; they become status condition reasons. */
+export const REASONS = [
+  'ProjectNotFound',
+  'ProviderNotFound',
+  'ProviderNotReady',
+  'ModelNotFound',
+  'ModelDoesNotSupportRequestType',
+  'DuplicateWorkflowName',
+  'SecretMissing',
+  'SecretEmpty',
+  'WebhookSecretMissing',
+  'KeyPending',
+  'KeyMalformed',
+  'KeyExpired',
+  'KeyRevoked',
+  'DuplicateKey',
+  'WorkflowNotFound',
+  'WorkflowNotReady',
+  'SlotNotFound',
+] as const;
+export type Reason = (typeof REASONS)[number];
+
+export interface ObjectRef {
+  kind: SwitchyardKind;
+  namespace: string;
+  name: string;
+  generation?: number;
+}
+
+/** Per-object outcome. `details` feeds status fields (counts, projectId, key prefix). */
+export type Verdict =
+  | { ref: ObjectRef; ok: true; reason: 'Valid'; message: string; details: Record<string, string | number> }
+  | { ref: ObjectRef; ok: false; reason: Reason; message: string; details: Record<string, string | number> };
+
+export interface CompileInput {
+  objects: readonly SwitchyardObject[];
+  secrets: readonly SecretData[];
+  now: Date;
+  sealKey: Buffer;
+}
+
+export const refKey = (r: Pick<ObjectRef, 'kind' | 'namespace' | 'name'>): string => `${r.kind}/${r.namespace}/${r.name}`;
+
+export const refOf = (o: SwitchyardObject): ObjectRef => ({
+  kind: o.kind,
+  namespace: o.metadata.namespace,
+  name: o.metadata.name,
+  ...(o.metadata.generation !== undefined ? { generation: o.metadata.generation } : {}),
+});
+
+export const projectIdOf = (namespace: string, name: string): string => `${namespace}.${name}`;

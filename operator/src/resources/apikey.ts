@@ -1,0 +1,99 @@
+import { z } from 'zod';
+import {
+  ageColumn,
+  conditions,
+  type KindInfo,
+  localRef,
+  objectMeta,
+  observedGeneration,
+  rateLimit,
+  readyColumn,
+  reasonColumn,
+  secretKeyRef,
+} from './common.ts';
+
+export const KEY_PREFIX = 'sy_live_';
+export const MIN_KEY_LENGTH = 32;
+export const API_KEY_SCOPES = ['ai', 'console'] as const;
+export type ApiKeyScope = (typeof API_KEY_SCOPES)[number];
+
+export const apiKeySpec = z
+  .object({
+    projectRef: localRef('Project'),
+    scopes: z
+      .array(z.enum(API_KEY_SCOPES).meta({ description: 'ai: the AI endpoints; console: the console API.' }))
+      .min(1)
+      .max(2)
+      .default(['ai'])
+      .meta({ description: 'What the key may call. Default [ai].', 'x-kubernetes-list-type': 'set' }),
+    expiresAt: z
+      .string()
+      .optional()
+      .meta({ description: 'The key stops working at this time (RFC 3339).', format: 'date-time' }),
+    revoked: z.boolean().default(false).meta({ description: 'Revoke the key at once.' }),
+    rateLimit: rateLimit.optional(),
+    secretRef: secretKeyRef('API key (must start with sy_live_ and be at least 32 characters)', 'apiKey')
+      .optional()
+      .meta({ description: 'Use the key in this Secret. Without it the operator generates a key into a Secret it owns.' }),
+    rotation: z
+      .object({
+        generation: z
+          .number()
+          .int()
+          .min(0)
+          .default(0)
+          .meta({ description: 'Increase to issue a new generated key; the previous one keeps working for the grace period.' }),
+        gracePeriodSeconds: z
+          .number()
+          .int()
+          .min(0)
+          .max(2_592_000)
+          .default(86_400)
+          .meta({ description: 'How long the previous key keeps working after a rotation. Default one day.' }),
+      })
+      .optional()
+      .meta({ description: 'Key rotation.' }),
+  })
+  .meta({ description: 'A project API key (Bearer secret) and what it may do.' });
+
+export const apiKeyStatus = z
+  .object({
+    keyPrefix: z.string().max(12).optional().meta({ description: 'First 12 characters of the current key.' }),
+    secretName: z.string().optional().meta({ description: 'Secret that holds the current key.' }),
+    rotationGeneration: z.number().int().optional().meta({ description: 'rotation.generation of the current key.' }),
+    previousKeyValidUntil: z
+      .string()
+      .optional()
+      .meta({ description: 'Until when the pre-rotation key still works (RFC 3339).', format: 'date-time' }),
+    observedGeneration: observedGeneration.optional(),
+    conditions: conditions.optional(),
+  })
+  .meta({ description: 'Observed state of the key. Never holds key material beyond the 12-character prefix.' });
+
+export const apiKey = z.object({
+  apiVersion: z.literal('switchyard.dev/v1alpha1'),
+  kind: z.literal('ApiKey'),
+  metadata: objectMeta,
+  spec: apiKeySpec,
+  status: apiKeyStatus.optional(),
+});
+export type ApiKey = z.infer<typeof apiKey>;
+
+export const apiKeyInfo: KindInfo = {
+  kind: 'ApiKey',
+  plural: 'apikeys',
+  singular: 'apikey',
+  shortNames: ['sykey'],
+  categories: ['switchyard'],
+  description: 'A project API key.',
+  printerColumns: [
+    { name: 'Project', type: 'string', jsonPath: '.spec.projectRef.name', description: 'Owning project.' },
+    { name: 'Prefix', type: 'string', jsonPath: '.status.keyPrefix', description: 'First 12 characters of the key.' },
+    { name: 'Scopes', type: 'string', jsonPath: '.spec.scopes', description: 'Granted scopes.' },
+    { name: 'Expires', type: 'string', jsonPath: '.spec.expiresAt', description: 'Expiry time.' },
+    { name: 'Revoked', type: 'boolean', jsonPath: '.spec.revoked', description: 'Whether the key is revoked.' },
+    readyColumn,
+    reasonColumn,
+    ageColumn,
+  ],
+};

@@ -1,0 +1,99 @@
+import { z } from 'zod';
+import {
+  ageColumn,
+  conditions,
+  type KindInfo,
+  objectMeta,
+  observedGeneration,
+  rateLimit,
+  readyColumn,
+  reasonColumn,
+  secretKeyRef,
+} from './common.ts';
+
+export const WEBHOOK_EVENTS = ['ai.response', 'task.ai_generated', 'ai.error', 'callback.timeout'] as const;
+
+export const projectSpec = z
+  .object({
+    displayName: z.string().max(200).optional().meta({ description: 'Human-friendly project name shown in consoles.' }),
+    compatibleApi: z
+      .object({
+        enabled: z
+          .boolean()
+          .default(true)
+          .meta({ description: 'Serve the OpenAI-compatible surface (/chat/completions, /models). Default true.' }),
+      })
+      .default({ enabled: true })
+      .meta({ description: 'The OpenAI-compatible API surface; when disabled it answers feature_disabled (503).' }),
+    rateLimit: rateLimit.optional(),
+    webhooks: z
+      .array(
+        z
+          .object({
+            url: z
+              .string()
+              .max(2048)
+              .regex(/^https?:\/\/[^\s]+$/, 'must be an http(s) URL')
+              .meta({ description: 'Receiver URL; deliveries are POSTed JSON signed with service-signature.' }),
+            secretRef: secretKeyRef('HMAC signing secret for deliveries', 'secret'),
+            events: z
+              .array(z.enum(WEBHOOK_EVENTS).meta({ description: 'An event type.' }))
+              .min(1)
+              .max(WEBHOOK_EVENTS.length)
+              .default(['ai.response', 'task.ai_generated'])
+              .meta({ description: `Events delivered to this URL: ${WEBHOOK_EVENTS.join(', ')}.` }),
+          })
+          .meta({ description: 'A webhook receiver.' }),
+      )
+      .max(10)
+      .optional()
+      .meta({ description: 'Webhook receivers for async results and pipeline events.' }),
+    outboundFetch: z
+      .object({
+        allowPrivateNetworks: z
+          .boolean()
+          .default(false)
+          .meta({
+            description: 'Allow webhooks and image_url downloads to reach private, loopback and link-local addresses.',
+          }),
+      })
+      .optional()
+      .meta({ description: 'Rules for requests the gateway makes on behalf of this project.' }),
+  })
+  .meta({ description: 'A project groups workflows, API keys and spend caps; API keys identify it.' });
+
+export const projectStatus = z
+  .object({
+    projectId: z.string().optional().meta({ description: 'The API project_id: <namespace>.<name>.' }),
+    workflows: z.number().int().min(0).optional().meta({ description: 'Number of Ready workflows in the project.' }),
+    apiKeys: z.number().int().min(0).optional().meta({ description: 'Number of usable API keys of the project.' }),
+    observedGeneration: observedGeneration.optional(),
+    conditions: conditions.optional(),
+  })
+  .meta({ description: 'Observed state of the project.' });
+
+export const project = z.object({
+  apiVersion: z.literal('switchyard.dev/v1alpha1'),
+  kind: z.literal('Project'),
+  metadata: objectMeta,
+  spec: projectSpec.default({ compatibleApi: { enabled: true } }),
+  status: projectStatus.optional(),
+});
+export type Project = z.infer<typeof project>;
+
+export const projectInfo: KindInfo = {
+  kind: 'Project',
+  plural: 'projects',
+  singular: 'project',
+  shortNames: ['syproj'],
+  categories: ['switchyard'],
+  description: 'A Switchyard project: the owner of workflows, API keys and spend caps.',
+  printerColumns: [
+    { name: 'Project ID', type: 'string', jsonPath: '.status.projectId', description: 'The API project_id.' },
+    { name: 'Workflows', type: 'integer', jsonPath: '.status.workflows', description: 'Ready workflows.' },
+    { name: 'Keys', type: 'integer', jsonPath: '.status.apiKeys', description: 'Usable API keys.' },
+    readyColumn,
+    reasonColumn,
+    ageColumn,
+  ],
+};
