@@ -1,0 +1,68 @@
+/** Anthropic Messages API adapter: chat and completion (as a single user turn), with streaming and tools. */
+import { unsupported } from '../../upstream/errors.ts';
+import { readJson, send } from '../../upstream/http.ts';
+import { runStream } from '../common.ts';
+import type {
+  CallContext,
+  CanonicalRequest,
+  CanonicalResult,
+  ChatRequest,
+  CompletionRequest,
+  ProviderAdapter,
+  RequestKind,
+  StreamEvent,
+  UpstreamTarget,
+} from '../types.ts';
+import { anthropicStatusError } from './errors.ts';
+import { anthropicHeaders, anthropicUrl, buildAnthropicBody } from './request.ts';
+import { parseAnthropicMessage, toCompletion } from './response.ts';
+import { AnthropicStreamMapper } from './stream.ts';
+
+const KINDS = new Set<RequestKind>(['chat', 'completion']);
+
+function check(kind: RequestKind): void {
+  if (!KINDS.has(kind)) throw unsupported(`anthropic does not support ${kind} requests`);
+}
+
+async function* streamImpl(
+  target: UpstreamTarget,
+  req: ChatRequest | CompletionRequest,
+  ctx: CallContext,
+): AsyncGenerator<StreamEvent, void, undefined> {
+  check(req.kind);
+  yield* runStream(
+    {
+      target,
+      url: anthropicUrl(target),
+      headers: anthropicHeaders(target),
+      body: buildAnthropicBody(target, req, true),
+      signal: ctx.signal,
+    },
+    anthropicStatusError,
+    new AnthropicStreamMapper(),
+  );
+}
+
+export const anthropicAdapter: ProviderAdapter = {
+  type: 'anthropic',
+  // No JSON-schema mode: the schema is put in the system prompt and the gateway validates the answer.
+  supportsNativeStructuredOutput: false,
+  supports: (kind) => KINDS.has(kind),
+
+  async call(target: UpstreamTarget, req: CanonicalRequest, ctx: CallContext): Promise<CanonicalResult> {
+    check(req.kind);
+    if (req.kind !== 'chat' && req.kind !== 'completion') throw unsupported(`anthropic: ${req.kind}`);
+    const res = await send({
+      target,
+      url: anthropicUrl(target),
+      headers: anthropicHeaders(target),
+      body: buildAnthropicBody(target, req, false),
+      signal: ctx.signal,
+    });
+    if (res.status < 200 || res.status >= 300) throw await anthropicStatusError(res);
+    const chat = parseAnthropicMessage(await readJson(res), target.model);
+    return req.kind === 'completion' ? toCompletion(chat) : chat;
+  },
+
+  stream: (target, req, ctx) => streamImpl(target, req, ctx),
+};

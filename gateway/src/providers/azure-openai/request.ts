@@ -1,0 +1,37 @@
+/** Azure OpenAI: deployment-addressed URLs and `api-key` auth; bodies come from the openai folder. */
+import { trimSlash } from '../common.ts';
+import { isReasoningModel, OPENAI_OPERATIONS, type OpenAIDialect } from '../openai/request.ts';
+import type { RequestKind, UpstreamTarget } from '../types.ts';
+
+export const DEFAULT_AZURE_API_VERSION = '2024-10-21';
+
+export const AZURE_DIALECT: OpenAIDialect = {
+  modelInBody: false, // the deployment is in the URL
+  streamUsage: true,
+  jsonSchema: true,
+  developerRole: true,
+  maxCompletionTokens: isReasoningModel,
+};
+
+const cache = new Map<string, string>();
+
+/** `{baseURL}/openai/deployments/{model}/{op}?api-version=…` (target.model is the deployment name). */
+export function azureUrl(target: UpstreamTarget, kind: RequestKind): string {
+  const version = target.options?.apiVersion ?? DEFAULT_AZURE_API_VERSION;
+  const key = `${kind} ${version} ${target.model} ${target.baseURL}`;
+  let url = cache.get(key);
+  if (url === undefined) {
+    url = `${trimSlash(target.baseURL)}/openai/deployments/${encodeURIComponent(target.model)}/${
+      OPENAI_OPERATIONS[kind]
+    }?api-version=${encodeURIComponent(version)}`;
+    if (cache.size > 10_000) cache.clear();
+    cache.set(key, url);
+  }
+  return url;
+}
+
+export function azureHeaders(target: UpstreamTarget, json: boolean): Record<string, string> {
+  const h: Record<string, string> = { 'api-key': target.apiKey };
+  if (json) h['content-type'] = 'application/json';
+  return h;
+}

@@ -1,0 +1,187 @@
+/** Helpers shared by several provider adapters. */
+import {
+  badResponse,
+  isRetryableStatus,
+  parseRetryAfter,
+  streamCut,
+  UpstreamError,
+} from '../upstream/errors.ts';
+import {
+  discard,
+  mapTransportError,
+  readErrorBody,
+  type SendOptions,
+  send,
+  type UpstreamResponse,
+} from '../upstream/http.ts';
+import { parseSse, type SseEvent, type SseIterationState } from '../upstream/sse.ts';
+import type { ContentPart, StreamEvent, StructuredOutput, Usage } from './types.ts';
+
+export function usageOf(prompt: unknown, completion: unknown, total?: unknown): Usage {
+  const p = typeof prompt === 'number' ? prompt : 0;
+  const c = typeof completion === 'number' ? completion : 0;
+  const t = typeof total === 'number' ? total : p + c;
+  return { prompt_tokens: p, completion_tokens: c, total_tokens: t };
+}
+
+export function trimSlash(url: string): string {
+  return url.charCodeAt(url.length - 1) === 47 ? url.replace(/\/+$/, '') : url;
+}
+
+/** Text of a message content (text parts joined; image parts dropped). */
+export function textOf(content: string | ContentPart[] | null | undefined): string {
+  if (content == null) return '';
+  if (typeof content === 'string') return content;
+  let out = '';
+  for (const part of content) {
+    if (part.type === 'text') out = out.length === 0 ? part.text : `${out}\n${part.text}`;
+  }
+  return out;
+}
+
+/** `data:image/png;base64,AAAA` → {mimeType, data}; undefined for anything else. */
+export function parseDataUrl(url: string): { mimeType: string; data: string } | undefined {
+  if (!url.startsWith('data:')) return undefined;
+  const comma = url.indexOf(',');
+  if (comma === -1) return undefined;
+  const meta = url.slice(5, comma);
+  if (!meta.endsWith(';base64')) return undefined;
+  return { mimeType: meta.slice(0, -7) || 'application/octet-stream', data: url.slice(comma + 1) };
+}
+
+const EXT_MIME: Record<string, string> = {
+  png: 'image/png',
+  jpg: 'image/jpeg',
+  jpeg: 'image/jpeg',
+  gif: 'image/gif',
+  webp: 'image/webp',
+  heic: 'image/heic',
+  heif: 'image/heif',
+};
+
+export function guessImageMime(url: string): string {
+  const path = url.split(/[?#]/, 1)[0] ?? '';
+  const dot = path.lastIndexOf('.');
+  return (dot !== -1 && EXT_MIME[path.slice(dot + 1).toLowerCase()]) || 'image/jpeg';
+}
+
+export const JSON_ONLY_INSTRUCTION =
+  'Respond only with a single valid JSON object. Do not wrap it in code fences and do not add any text before or after it.';
+
+/** Instruction used by providers without a native JSON-schema mode. */
+export function structuredInstruction(s: StructuredOutput): string {
+  return `Respond only with a single JSON object named "${s.name}" that conforms to this JSON Schema:\n${JSON.stringify(
+    s.schema,
+  )}\nDo not wrap it in code fences and do not add any text before or after it.`;
+}
+
+/** Float embedding → base64 of little-endian float32, as OpenAI's `encoding_format: "base64"`. */
+export function floatsToBase64(values: number[]): string {
+  const f32 = Float32Array.from(values);
+  return Buffer.from(f32.buffer, f32.byteOffset, f32.byteLength).toString('base64');
+}
+
+export function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+export function parseJsonArgs(args: string): unknown {
+  if (args === '') return {};
+  try {
+    return JSON.parse(args);
+  } catch {
+    return {};
+  }
+}
+
+/** Extracted from a provider error body. */
+export interface ProviderErrorInfo {
+  message: string | undefined;
+  code: string | undefined;
+}
+
+/**
+ * Builds the UpstreamError for a non-2xx response: reads (a capped amount of) the error body,
+ * lets the provider extract its message, and classifies by status.
+ */
+export async function statusError(
+  res: UpstreamResponse,
+  extract: (body: unknown) => ProviderErrorInfo,
+  retryable: (status: number, info: ProviderErrorInfo) => boolean = (s) => isRetryableStatus(s),
+): Promise<UpstreamError> {
+  const text = await readErrorBody(res);
+  if (res.deadline.reason !== undefined) return mapTransportError(undefined, res.deadline, 'body');
+  let info: ProviderErrorInfo = { message: undefined, code: undefined };
+  if (text.length > 0) {
+    try {
+      info = extract(JSON.parse(text));
+    } catch {
+      info = { message: undefined, code: undefined };
+    }
+  }
+  const message = info.message ?? (text.length > 0 ? text.slice(0, 500) : `HTTP ${res.status}`);
+  return new UpstreamError(`upstream responded ${res.status}: ${message}`, {
+    code: 'UPSTREAM_STATUS',
+    status: res.status,
+    retryable: retryable(res.status, info),
+    providerMessage: message,
+    providerCode: info.code,
+    retryAfterMs: parseRetryAfter(res.headers),
+  });
+}
+
+export function parseEventJson(data: string): unknown {
+  try {
+    return JSON.parse(data);
+  } catch (err) {
+    throw badResponse('upstream sent a malformed stream event', 502, err);
+  }
+}
+
+/** Turns provider SSE events into canonical stream events; one instance per stream. */
+export interface StreamMapper {
+  /** Handles one SSE event, pushing canonical events to `out`; may throw UpstreamError. */
+  onEvent(ev: SseEvent, out: StreamEvent[]): void;
+  /** Called when the byte stream ended cleanly; may push trailing events. Returns false if it was cut short. */
+  end(out: StreamEvent[]): boolean;
+}
+
+/**
+ * Shared streaming driver: sends, fails (before the first event) on a non-2xx status, then parses
+ * SSE and maps each event. Transport errors mid-stream → UPSTREAM_STREAM_CUT (or TIMEOUT/ABORTED),
+ * a stream that ends before the provider's terminal event → UPSTREAM_STREAM_CUT. Stopping the
+ * iteration early destroys the upstream body.
+ */
+export async function* runStream(
+  opts: SendOptions,
+  onStatus: (res: UpstreamResponse) => Promise<UpstreamError>,
+  mapper: StreamMapper,
+): AsyncGenerator<StreamEvent, void, undefined> {
+  const res = await send(opts);
+  if (res.status < 200 || res.status >= 300) throw await onStatus(res);
+  try {
+    const ct = res.headers['content-type'];
+    if (typeof ct === 'string' && ct.includes('application/json')) {
+      // A 200 JSON body where an event stream was expected (some proxies do this for errors).
+      const text = await res.body.text();
+      throw badResponse(`upstream sent JSON instead of an event stream: ${text.slice(0, 300)}`);
+    }
+    const out: StreamEvent[] = [];
+    const state: SseIterationState = { truncated: false };
+    for await (const ev of parseSse(res.body, state)) {
+      mapper.onEvent(ev, out);
+      if (out.length > 0) {
+        for (let i = 0; i < out.length; i++) yield out[i] as StreamEvent;
+        out.length = 0;
+      }
+    }
+    if (res.deadline.reason !== undefined) throw mapTransportError(undefined, res.deadline, 'stream');
+    const complete = mapper.end(out);
+    for (let i = 0; i < out.length; i++) yield out[i] as StreamEvent;
+    if (!complete) throw streamCut('upstream stream ended before its final event');
+  } catch (err) {
+    throw mapTransportError(err, res.deadline, 'stream');
+  } finally {
+    discard(res);
+  }
+}

@@ -1,0 +1,79 @@
+/** Gemini (Generative Language API) adapter: chat, completion (as one user turn), embeddings. */
+import { unsupported } from '../../upstream/errors.ts';
+import { readJson, send } from '../../upstream/http.ts';
+import { runStream } from '../common.ts';
+import type {
+  CallContext,
+  CanonicalRequest,
+  CanonicalResult,
+  ChatRequest,
+  CompletionRequest,
+  ProviderAdapter,
+  RequestKind,
+  StreamEvent,
+  UpstreamTarget,
+} from '../types.ts';
+import { geminiStatusError } from './errors.ts';
+import { buildGeminiEmbedBody, buildGeminiGenerateBody, geminiHeaders, geminiUrl } from './request.ts';
+import { parseGeminiChat, parseGeminiEmbedding, toCompletion } from './response.ts';
+import { GeminiStreamMapper } from './stream.ts';
+
+const KINDS = new Set<RequestKind>(['chat', 'completion', 'embedding']);
+
+function check(kind: RequestKind): void {
+  if (!KINDS.has(kind)) throw unsupported(`gemini does not support ${kind} requests`);
+}
+
+async function* streamImpl(
+  target: UpstreamTarget,
+  req: ChatRequest | CompletionRequest,
+  ctx: CallContext,
+): AsyncGenerator<StreamEvent, void, undefined> {
+  check(req.kind);
+  yield* runStream(
+    {
+      target,
+      url: geminiUrl(target, 'streamGenerateContent'),
+      headers: geminiHeaders(target),
+      body: buildGeminiGenerateBody(req),
+      signal: ctx.signal,
+    },
+    geminiStatusError,
+    new GeminiStreamMapper(),
+  );
+}
+
+export const geminiAdapter: ProviderAdapter = {
+  type: 'gemini',
+  supportsNativeStructuredOutput: true,
+  supports: (kind) => KINDS.has(kind),
+
+  async call(target: UpstreamTarget, req: CanonicalRequest, ctx: CallContext): Promise<CanonicalResult> {
+    check(req.kind);
+    if (req.kind === 'embedding') {
+      const { op, body } = buildGeminiEmbedBody(target, req);
+      const res = await send({
+        target,
+        url: geminiUrl(target, op),
+        headers: geminiHeaders(target),
+        body,
+        signal: ctx.signal,
+      });
+      if (res.status < 200 || res.status >= 300) throw await geminiStatusError(res);
+      return parseGeminiEmbedding(await readJson(res), req, target.model);
+    }
+    if (req.kind !== 'chat' && req.kind !== 'completion') throw unsupported(`gemini: ${req.kind}`);
+    const res = await send({
+      target,
+      url: geminiUrl(target, 'generateContent'),
+      headers: geminiHeaders(target),
+      body: buildGeminiGenerateBody(req),
+      signal: ctx.signal,
+    });
+    if (res.status < 200 || res.status >= 300) throw await geminiStatusError(res);
+    const chat = parseGeminiChat(await readJson(res), target.model);
+    return req.kind === 'completion' ? toCompletion(chat) : chat;
+  },
+
+  stream: (target, req, ctx) => streamImpl(target, req, ctx),
+};

@@ -1,0 +1,94 @@
+/**
+ * Dialects of OpenAI-compatible servers, detected from the base URL. Conservative defaults for
+ * unknown servers (vLLM, LM Studio, llama.cpp, proxies): no `stream_options`, `json_object`
+ * instead of `json_schema`, `developer` sent as `system`. Per-target overrides:
+ * `options.streamUsage`, `options.jsonSchema`.
+ */
+import type { OpenAIDialect } from '../openai/request.ts';
+import type { RequestKind, UpstreamTarget } from '../types.ts';
+
+export type CompatServer = 'groq' | 'mistral' | 'together' | 'deepseek' | 'xai' | 'ollama' | 'generic';
+
+interface CompatProfile {
+  server: CompatServer;
+  streamUsage: boolean;
+  jsonSchema: boolean;
+  /** Kinds this server certainly does not serve (refused locally instead of a round trip to a 404). */
+  unsupported: readonly RequestKind[];
+}
+
+const PROFILES: Record<CompatServer, CompatProfile> = {
+  // Groq reports stream usage in `x_groq.usage` on the last chunk without being asked.
+  groq: { server: 'groq', streamUsage: false, jsonSchema: false, unsupported: ['embedding', 'image'] },
+  // Mistral always sends usage on the last chunk and rejects unknown fields such as stream_options.
+  mistral: { server: 'mistral', streamUsage: false, jsonSchema: true, unsupported: ['image', 'speech'] },
+  together: { server: 'together', streamUsage: false, jsonSchema: false, unsupported: [] },
+  deepseek: {
+    server: 'deepseek',
+    streamUsage: true,
+    jsonSchema: false,
+    unsupported: ['embedding', 'image', 'transcription', 'speech'],
+  },
+  xai: { server: 'xai', streamUsage: true, jsonSchema: true, unsupported: [] },
+  ollama: {
+    server: 'ollama',
+    streamUsage: true,
+    jsonSchema: false,
+    unsupported: ['image', 'transcription', 'speech'],
+  },
+  generic: { server: 'generic', streamUsage: false, jsonSchema: false, unsupported: [] },
+};
+
+const HOSTS: [RegExp, CompatServer][] = [
+  [/(^|\.)groq\.com$/, 'groq'],
+  [/(^|\.)mistral\.ai$/, 'mistral'],
+  [/(^|\.)together\.(xyz|ai)$/, 'together'],
+  [/(^|\.)deepseek\.com$/, 'deepseek'],
+  [/(^|\.)x\.ai$/, 'xai'],
+  [/(^|\.)ollama(\.|$)/, 'ollama'],
+];
+
+const profileCache = new Map<string, CompatProfile>();
+
+export function detectCompatServer(baseURL: string): CompatServer {
+  return profileFor(baseURL).server;
+}
+
+function profileFor(baseURL: string): CompatProfile {
+  let p = profileCache.get(baseURL);
+  if (p !== undefined) return p;
+  p = PROFILES.generic;
+  try {
+    const u = new URL(baseURL);
+    const host = u.hostname.toLowerCase();
+    const hit = HOSTS.find(([re]) => re.test(host));
+    if (hit) p = PROFILES[hit[1]];
+    else if (u.port === '11434') p = PROFILES.ollama;
+  } catch {
+    // invalid URL: the request itself will fail with a connect error
+  }
+  if (profileCache.size > 10_000) profileCache.clear();
+  profileCache.set(baseURL, p);
+  return p;
+}
+
+const dialectCache = new Map<string, OpenAIDialect>();
+const never = (): boolean => false;
+
+export function compatDialect(target: UpstreamTarget): OpenAIDialect {
+  const p = profileFor(target.baseURL);
+  const streamUsage = target.options?.streamUsage ?? p.streamUsage;
+  const jsonSchema = target.options?.jsonSchema ?? p.jsonSchema;
+  const key = `${streamUsage ? 1 : 0}${jsonSchema ? 1 : 0}`;
+  let d = dialectCache.get(key);
+  if (d === undefined) {
+    d = { modelInBody: true, streamUsage, jsonSchema, developerRole: false, maxCompletionTokens: never };
+    dialectCache.set(key, d);
+  }
+  return d;
+}
+
+export function refuseKind(target: UpstreamTarget, kind: RequestKind): string | undefined {
+  const p = profileFor(target.baseURL);
+  return p.unsupported.includes(kind) ? `${p.server} does not serve ${kind} requests` : undefined;
+}

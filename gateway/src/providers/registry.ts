@@ -1,0 +1,20 @@
+import { anthropicAdapter } from './anthropic/index.ts';
+import { azureOpenAIAdapter } from './azure-openai/index.ts';
+import { geminiAdapter } from './gemini/index.ts';
+import { openaiAdapter } from './openai/index.ts';
+import { openAICompatibleAdapter } from './openai-compatible/index.ts';
+import type { ProviderAdapter, ProviderType } from './types.ts';
+
+const ADAPTERS: Record<ProviderType, ProviderAdapter> = {
+  openai: openaiAdapter,
+  'azure-openai': azureOpenAIAdapter,
+  anthropic: anthropicAdapter,
+  gemini: geminiAdapter,
+  'openai-compatible': openAICompatibleAdapter,
+};
+
+export function getAdapter(type: ProviderType): ProviderAdapter {
+  const adapter = ADAPTERS[type];
+  if (adapter === undefined) throw new Error(`unknown provider type: ${String(type)}`);
+  return adapter;
+}

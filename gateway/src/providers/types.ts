@@ -1,0 +1,192 @@
+export type ProviderType = 'openai' | 'azure-openai' | 'anthropic' | 'gemini' | 'openai-compatible';
+export type RequestKind = 'chat' | 'completion' | 'embedding' | 'image' | 'transcription' | 'speech';
+export interface TextPart {
+  type: 'text';
+  text: string;
+}
+export interface ImagePart {
+  type: 'image_url';
+  image_url: { url: string; detail?: 'auto' | 'low' | 'high' };
+}
+export type ContentPart = TextPart | ImagePart;
+export interface ToolCall {
+  id: string;
+  type: 'function';
+  function: { name: string; arguments: string };
+}
+export interface ChatMessage {
+  role: 'system' | 'developer' | 'user' | 'assistant' | 'tool';
+  content: string | ContentPart[] | null;
+  name?: string;
+  tool_calls?: ToolCall[];
+  tool_call_id?: string;
+}
+export interface ToolDefinition {
+  type: 'function';
+  function: { name: string; description?: string; parameters?: Record<string, unknown>; strict?: boolean };
+}
+export type ToolChoice = 'auto' | 'none' | 'required' | { type: 'function'; function: { name: string } };
+export interface StructuredOutput {
+  name: string;
+  schema: Record<string, unknown>;
+  strict?: boolean;
+}
+export interface ChatRequest {
+  kind: 'chat';
+  messages: ChatMessage[];
+  temperature?: number;
+  max_tokens?: number;
+  top_p?: number;
+  stop?: string[];
+  tools?: ToolDefinition[];
+  tool_choice?: ToolChoice;
+  structured?: StructuredOutput;
+  json?: boolean;
+  user?: string;
+}
+export interface CompletionRequest {
+  kind: 'completion';
+  prompt: string;
+  temperature?: number;
+  max_tokens?: number;
+  top_p?: number;
+  stop?: string[];
+}
+export interface EmbeddingRequest {
+  kind: 'embedding';
+  input: string | string[];
+  encoding_format?: 'float' | 'base64';
+  dimensions?: number;
+}
+export interface ImageRequest {
+  kind: 'image';
+  prompt: string;
+  n?: number;
+  size?: string;
+  quality?: string;
+  style?: string;
+  response_format?: 'url' | 'b64_json';
+}
+export interface TranscriptionRequest {
+  kind: 'transcription';
+  file: Uint8Array;
+  filename: string;
+  mimeType: string;
+  language?: string;
+  prompt?: string;
+  response_format?: 'json' | 'text' | 'verbose_json';
+}
+export interface SpeechRequest {
+  kind: 'speech';
+  input: string;
+  voice: string;
+  response_format?: 'mp3' | 'wav' | 'opus' | 'aac' | 'flac' | 'pcm';
+  speed?: number;
+}
+export type CanonicalRequest =
+  | ChatRequest
+  | CompletionRequest
+  | EmbeddingRequest
+  | ImageRequest
+  | TranscriptionRequest
+  | SpeechRequest;
+export interface Usage {
+  prompt_tokens: number;
+  completion_tokens: number;
+  total_tokens: number;
+}
+export interface ChatResult {
+  kind: 'chat';
+  id: string;
+  content: string | null;
+  tool_calls?: ToolCall[];
+  finish_reason: string;
+  usage: Usage;
+  model: string;
+}
+export interface CompletionResult {
+  kind: 'completion';
+  id: string;
+  text: string;
+  finish_reason: string;
+  usage: Usage;
+  model: string;
+}
+export interface EmbeddingResult {
+  kind: 'embedding';
+  embeddings: (number[] | string)[];
+  usage: Usage;
+  model: string;
+}
+export interface ImageResult {
+  kind: 'image';
+  created: number;
+  images: { url?: string; b64_json?: string; revised_prompt?: string }[];
+  usage?: Usage;
+}
+export interface TranscriptionResult {
+  kind: 'transcription';
+  text: string;
+  durationSeconds?: number;
+  language?: string;
+  usage?: Usage;
+}
+export interface SpeechResult {
+  kind: 'speech';
+  audio: Uint8Array;
+  format: string;
+  contentType: string;
+}
+export type CanonicalResult =
+  | ChatResult
+  | CompletionResult
+  | EmbeddingResult
+  | ImageResult
+  | TranscriptionResult
+  | SpeechResult;
+export type StreamEvent =
+  | {
+      type: 'delta';
+      content?: string;
+      tool_calls?: { index: number; id?: string; name?: string; arguments?: string }[];
+    }
+  | { type: 'finish'; finish_reason: string }
+  | { type: 'usage'; usage: Usage };
+export interface UpstreamTarget {
+  providerName: string;
+  type: ProviderType;
+  baseURL: string;
+  apiKey: string;
+  model: string;
+  streaming: boolean;
+  timeouts: { connectMs: number; firstByteMs: number; totalMs: number };
+  options?: {
+    apiVersion?: string;
+    /**
+     * openai-compatible only: override the dialect detected from the base URL.
+     * `streamUsage`: send `stream_options: {include_usage: true}`.
+     * `jsonSchema`: the server accepts `response_format: {type: 'json_schema'}`
+     * (otherwise structured output falls back to `json_object` plus a schema instruction).
+     */
+    streamUsage?: boolean;
+    jsonSchema?: boolean;
+    /** anthropic only: value of the `anthropic-version` header (default 2023-06-01). */
+    anthropicVersion?: string;
+    /** anthropic only: default `max_tokens` when the request has none (default 4096). */
+    defaultMaxTokens?: number;
+  };
+}
+export interface CallContext {
+  signal: AbortSignal;
+}
+export interface ProviderAdapter {
+  readonly type: ProviderType;
+  supports(kind: RequestKind): boolean; // what this provider can serve at all
+  supportsNativeStructuredOutput: boolean;
+  call(target: UpstreamTarget, req: CanonicalRequest, ctx: CallContext): Promise<CanonicalResult>;
+  stream(
+    target: UpstreamTarget,
+    req: ChatRequest | CompletionRequest,
+    ctx: CallContext,
+  ): AsyncIterable<StreamEvent>; // throws UpstreamError before the first event if the upstream fails
+}

@@ -1,0 +1,279 @@
+/**
+ * Upstream HTTP layer: one keep-alive undici Pool per (origin, connect timeout), reused across
+ * requests; per-request first-byte timeout (undici headersTimeout) and a total deadline enforced
+ * by an AbortController that is also tied to the caller's signal, so the upstream request is
+ * aborted as soon as the client goes away.
+ */
+import type { IncomingHttpHeaders } from 'node:http';
+import { type Dispatcher, type FormData, Pool } from 'undici';
+import type { UpstreamTarget } from '../providers/types.ts';
+import { UpstreamError } from './errors.ts';
+
+export type ResponseBody = Dispatcher.ResponseData['body'];
+
+const pools = new Map<string, Pool>();
+
+const POOL_OPTIONS = {
+  keepAliveTimeout: 30_000,
+  keepAliveMaxTimeout: 600_000,
+  pipelining: 1,
+} as const;
+
+/** Returns the shared pool for an origin ("https://api.openai.com"); never one per request. */
+export function getPool(origin: string, connectMs: number): Pool {
+  const key = `${connectMs}|${origin}`;
+  let pool = pools.get(key);
+  if (pool === undefined) {
+    pool = new Pool(origin, { ...POOL_OPTIONS, connect: { timeout: connectMs } });
+    pools.set(key, pool);
+  }
+  return pool;
+}
+
+/** Closes every pool (graceful shutdown, tests). */
+export async function closeUpstreamPools(): Promise<void> {
+  const all = [...pools.values()];
+  pools.clear();
+  await Promise.allSettled(all.map((p) => p.close()));
+}
+
+/** Splits "https://host:port/path?q" into origin and path without allocating a URL object. */
+export function splitUrl(url: string): { origin: string; path: string } {
+  const scheme = url.indexOf('://');
+  const slash = url.indexOf('/', scheme === -1 ? 0 : scheme + 3);
+  if (slash === -1) return { origin: url, path: '/' };
+  return { origin: url.slice(0, slash), path: url.slice(slash) };
+}
+
+const CLIENT_ABORT = 'client';
+const DEADLINE = 'timeout';
+
+/**
+ * A total deadline combined with the caller's signal. Cheaper than AbortSignal.any + AbortSignal.timeout
+ * and, unlike them, releasable as soon as the response has been consumed.
+ */
+export class Deadline {
+  readonly controller = new AbortController();
+  reason: typeof CLIENT_ABORT | typeof DEADLINE | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  private readonly clientSignal: AbortSignal;
+  private readonly onClientAbort = (): void => {
+    if (this.reason === undefined) this.reason = CLIENT_ABORT;
+    this.controller.abort(new UpstreamError('client aborted the request', abortedInit()));
+  };
+
+  constructor(clientSignal: AbortSignal, totalMs: number) {
+    this.clientSignal = clientSignal;
+    if (clientSignal.aborted) {
+      this.onClientAbort();
+      return;
+    }
+    clientSignal.addEventListener('abort', this.onClientAbort, { once: true });
+    if (totalMs > 0 && Number.isFinite(totalMs)) {
+      this.timer = setTimeout(() => {
+        if (this.reason === undefined) this.reason = DEADLINE;
+        this.controller.abort(timeoutError(`upstream did not complete within ${totalMs}ms`));
+      }, totalMs);
+    }
+  }
+
+  get signal(): AbortSignal {
+    return this.controller.signal;
+  }
+
+  /** Releases the timer and the listener on the client's signal. Idempotent. */
+  done(): void {
+    if (this.timer !== undefined) {
+      clearTimeout(this.timer);
+      this.timer = undefined;
+    }
+    this.clientSignal.removeEventListener('abort', this.onClientAbort);
+  }
+}
+
+function abortedInit() {
+  return {
+    code: 'UPSTREAM_ABORTED' as const,
+    status: undefined,
+    retryable: false,
+    providerMessage: 'client aborted the request',
+  };
+}
+
+function timeoutError(message: string, cause?: unknown): UpstreamError {
+  return new UpstreamError(message, {
+    code: 'UPSTREAM_TIMEOUT',
+    status: 504,
+    retryable: true,
+    providerMessage: message,
+    cause,
+  });
+}
+
+export type TransportPhase = 'request' | 'body' | 'stream';
+
+/** Maps a transport-level failure (undici error, abort) to an UpstreamError. */
+export function mapTransportError(err: unknown, deadline: Deadline, phase: TransportPhase): UpstreamError {
+  if (deadline.reason === CLIENT_ABORT) {
+    return new UpstreamError('client aborted the request', { ...abortedInit(), cause: err });
+  }
+  if (deadline.reason === DEADLINE) {
+    return err instanceof UpstreamError ? err : timeoutError('upstream total deadline exceeded', err);
+  }
+  if (err instanceof UpstreamError) return err;
+  const code = (err as { code?: unknown } | null)?.code;
+  const message = err instanceof Error ? err.message : String(err);
+  switch (code) {
+    case 'UND_ERR_HEADERS_TIMEOUT':
+      return timeoutError('upstream sent no response headers within the first-byte timeout', err);
+    case 'UND_ERR_BODY_TIMEOUT':
+      return timeoutError('upstream body stalled', err);
+    case 'UND_ERR_CONNECT_TIMEOUT':
+      return timeoutError('timed out connecting to upstream', err);
+  }
+  if (phase === 'stream') {
+    return new UpstreamError(`upstream stream was cut: ${message}`, {
+      code: 'UPSTREAM_STREAM_CUT',
+      status: 502,
+      retryable: true,
+      providerMessage: message,
+      cause: err,
+    });
+  }
+  if (phase === 'body') {
+    return new UpstreamError(`reading upstream response failed: ${message}`, {
+      code: 'UPSTREAM_BAD_RESPONSE',
+      status: 502,
+      retryable: true,
+      providerMessage: message,
+      cause: err,
+    });
+  }
+  return new UpstreamError(`upstream connection failed: ${typeof code === 'string' ? code : message}`, {
+    code: 'UPSTREAM_CONNECT',
+    status: 502,
+    retryable: true,
+    providerMessage: message,
+    cause: err,
+  });
+}
+
+export interface SendOptions {
+  target: UpstreamTarget;
+  url: string;
+  method?: 'GET' | 'POST';
+  headers: Record<string, string>;
+  body?: string | Uint8Array | FormData;
+  signal: AbortSignal;
+}
+
+export interface UpstreamResponse {
+  status: number;
+  headers: IncomingHttpHeaders;
+  body: ResponseBody;
+  deadline: Deadline;
+}
+
+/**
+ * Sends the request and resolves once response headers arrived. The caller owns `body` and must
+ * consume it (readJson/readBytes/readText or iterate it) and call `deadline.done()`; the helpers
+ * below do both.
+ */
+export async function send(opts: SendOptions): Promise<UpstreamResponse> {
+  const { timeouts } = opts.target;
+  const deadline = new Deadline(opts.signal, timeouts.totalMs);
+  if (deadline.reason !== undefined) {
+    deadline.done();
+    throw mapTransportError(undefined, deadline, 'request');
+  }
+  const { origin, path } = splitUrl(opts.url);
+  try {
+    const res = await getPool(origin, timeouts.connectMs).request({
+      path,
+      method: opts.method ?? 'POST',
+      headers: opts.headers,
+      body: opts.body ?? null,
+      signal: deadline.signal,
+      headersTimeout: timeouts.firstByteMs,
+      // Inactivity between body chunks is bounded by the total deadline instead: streaming
+      // reasoning models can legitimately pause for a long time between chunks.
+      bodyTimeout: 0,
+    });
+    return { status: res.statusCode, headers: res.headers, body: res.body, deadline };
+  } catch (err) {
+    deadline.done();
+    throw mapTransportError(err, deadline, 'request');
+  }
+}
+
+/** Reads and parses a JSON body. Invalid JSON → UPSTREAM_BAD_RESPONSE. */
+export async function readJson(res: UpstreamResponse): Promise<unknown> {
+  let text: string;
+  try {
+    text = await res.body.text();
+  } catch (err) {
+    throw mapTransportError(err, res.deadline, 'body');
+  } finally {
+    res.deadline.done();
+  }
+  try {
+    return JSON.parse(text);
+  } catch (err) {
+    throw new UpstreamError('upstream returned a body that is not valid JSON', {
+      code: 'UPSTREAM_BAD_RESPONSE',
+      status: 502,
+      retryable: true,
+      providerMessage: text.length > 200 ? `${text.slice(0, 200)}…` : text,
+      cause: err,
+    });
+  }
+}
+
+export async function readBytes(res: UpstreamResponse): Promise<Uint8Array> {
+  try {
+    return new Uint8Array(await res.body.arrayBuffer());
+  } catch (err) {
+    throw mapTransportError(err, res.deadline, 'body');
+  } finally {
+    res.deadline.done();
+  }
+}
+
+export async function readText(res: UpstreamResponse): Promise<string> {
+  try {
+    return await res.body.text();
+  } catch (err) {
+    throw mapTransportError(err, res.deadline, 'body');
+  } finally {
+    res.deadline.done();
+  }
+}
+
+const ERROR_BODY_CAP = 64 * 1024;
+
+/**
+ * Reads (at most 64 KiB of) an error body. Never throws: a failed read yields what was received.
+ * An abort by the client still surfaces as UPSTREAM_ABORTED via `res.deadline.reason`.
+ */
+export async function readErrorBody(res: UpstreamResponse): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  try {
+    for await (const chunk of res.body as AsyncIterable<Buffer>) {
+      chunks.push(chunk);
+      size += chunk.length;
+      if (size >= ERROR_BODY_CAP) break;
+    }
+  } catch {
+    // keep what we have
+  } finally {
+    res.deadline.done();
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+/** Destroys an unconsumed body so the socket is not left half-read. */
+export function discard(res: UpstreamResponse): void {
+  res.deadline.done();
+  if (!res.body.destroyed) res.body.destroy();
+}
