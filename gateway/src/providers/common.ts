@@ -85,10 +85,12 @@ export function isObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
-export function parseJsonArgs(args: string): unknown {
+/** Tool-call arguments (a JSON string) as an object; Anthropic and Gemini need an object. */
+export function parseJsonArgs(args: string): Record<string, unknown> {
   if (args === '') return {};
   try {
-    return JSON.parse(args);
+    const v: unknown = JSON.parse(args);
+    return isObject(v) ? v : {};
   } catch {
     return {};
   }

@@ -1,0 +1,138 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { UpstreamTarget } from '../../gateway/src/providers/types.ts';
+import { UpstreamError } from '../../gateway/src/upstream/errors.ts';
+import { closeUpstreamPools, getPool, readJson, send, splitUrl } from '../../gateway/src/upstream/http.ts';
+
+let server: Server;
+let base: string;
+const sockets = new Set<import('node:net').Socket>();
+
+beforeAll(async () => {
+  server = createServer((req, res) => {
+    const url = req.url ?? '/';
+    if (url === '/ok') {
+      res.setHeader('content-type', 'application/json');
+      res.end(JSON.stringify({ ok: true, remotePort: req.socket.remotePort }));
+    } else if (url === '/hang') {
+      // never answers
+    } else if (url === '/slow-body') {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.write('{"a":');
+      setTimeout(() => res.end('1}'), 1000);
+    } else if (url === '/reset') {
+      req.socket.destroy();
+    } else if (url === '/bad') {
+      res.end('{"a":');
+    }
+  });
+  server.on('connection', (s) => {
+    sockets.add(s);
+    s.on('close', () => sockets.delete(s));
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+});
+
+afterAll(async () => {
+  await closeUpstreamPools();
+  for (const s of sockets) s.destroy();
+  await new Promise<void>((r) => server.close(() => r()));
+});
+
+function target(overrides: Partial<UpstreamTarget['timeouts']> = {}): UpstreamTarget {
+  return {
+    providerName: 'test',
+    type: 'openai',
+    baseURL: base,
+    apiKey: 'k',
+    model: 'm',
+    streaming: true,
+    timeouts: { connectMs: 1000, firstByteMs: 2000, totalMs: 5000, ...overrides },
+  };
+}
+
+async function failure(p: Promise<unknown>): Promise<UpstreamError> {
+  try {
+    await p;
+  } catch (err) {
+    expect(err).toBeInstanceOf(UpstreamError);
+    return err as UpstreamError;
+  }
+  throw new Error('expected a failure');
+}
+
+async function get(path: string, t: UpstreamTarget, signal = new AbortController().signal) {
+  const res = await send({ target: t, url: `${base}${path}`, method: 'GET', headers: {}, signal });
+  return readJson(res);
+}
+
+describe('upstream http', () => {
+  it('splits URLs without URL objects', () => {
+    expect(splitUrl('https://api.x.com/v1/chat?a=1')).toEqual({
+      origin: 'https://api.x.com',
+      path: '/v1/chat?a=1',
+    });
+    expect(splitUrl('http://h:8080')).toEqual({ origin: 'http://h:8080', path: '/' });
+  });
+
+  it('reuses one pool and keep-alive connections per origin', async () => {
+    const t = target();
+    expect(getPool(base, 1000)).toBe(getPool(base, 1000));
+    const ports = new Set<number>();
+    for (let i = 0; i < 20; i++) ports.add(((await get('/ok', t)) as { remotePort: number }).remotePort);
+    // Sequential requests reuse kept-alive sockets (undici may alternate between two).
+    expect(ports.size).toBeLessThanOrEqual(2);
+  });
+
+  it('first-byte timeout → UPSTREAM_TIMEOUT 504, retryable', async () => {
+    const err = await failure(get('/hang', target({ firstByteMs: 100 })));
+    expect(err.code).toBe('UPSTREAM_TIMEOUT');
+    expect(err.status).toBe(504);
+    expect(err.retryable).toBe(true);
+  });
+
+  it('total deadline covers the body too', async () => {
+    const started = Date.now();
+    const err = await failure(get('/slow-body', target({ totalMs: 200 })));
+    expect(err.code).toBe('UPSTREAM_TIMEOUT');
+    expect(Date.now() - started).toBeLessThan(900);
+  });
+
+  it('client abort → UPSTREAM_ABORTED, not retryable', async () => {
+    const ac = new AbortController();
+    setTimeout(() => ac.abort(), 50);
+    const err = await failure(get('/hang', target(), ac.signal));
+    expect(err.code).toBe('UPSTREAM_ABORTED');
+    expect(err.retryable).toBe(false);
+    const pre = new AbortController();
+    pre.abort();
+    expect((await failure(get('/ok', target(), pre.signal))).code).toBe('UPSTREAM_ABORTED');
+  });
+
+  it('connection reset → UPSTREAM_CONNECT 502, retryable', async () => {
+    const err = await failure(get('/reset', target()));
+    expect(err.code).toBe('UPSTREAM_CONNECT');
+    expect(err.status).toBe(502);
+    expect(err.retryable).toBe(true);
+  });
+
+  it('connection refused → UPSTREAM_CONNECT', async () => {
+    const t = { ...target(), baseURL: 'http://127.0.0.1:1' };
+    const res = send({
+      target: t,
+      url: 'http://127.0.0.1:1/x',
+      headers: {},
+      signal: new AbortController().signal,
+    });
+    const err = await failure(res);
+    expect(err.code).toBe('UPSTREAM_CONNECT');
+  });
+
+  it('invalid JSON → UPSTREAM_BAD_RESPONSE, retryable', async () => {
+    const err = await failure(get('/bad', target()));
+    expect(err.code).toBe('UPSTREAM_BAD_RESPONSE');
+    expect(err.retryable).toBe(true);
+  });
+});
