@@ -1,0 +1,22 @@
+/** The decided outcome of a generateContent request, shared by the JSON and the streamed rendering. */
+
+export type GeminiPartOut = { text: string } | { functionCall: { name: string; args: unknown } };
+
+export interface GenerateOutcome {
+  responseId: string;
+  model: string;
+  part: GeminiPartOut;
+  finishReason: 'STOP' | 'MAX_TOKENS';
+  promptTokens: number;
+  outputTokens: number;
+}
+
+export function usageMetadata(o: GenerateOutcome, outputTokens = o.outputTokens) {
+  const usage: Record<string, unknown> = {
+    promptTokenCount: o.promptTokens,
+    totalTokenCount: o.promptTokens + outputTokens,
+    promptTokensDetails: [{ modality: 'TEXT', tokenCount: o.promptTokens }],
+  };
+  if (outputTokens > 0) usage.candidatesTokenCount = outputTokens;
+  return usage;
+}

@@ -1,0 +1,47 @@
+/**
+ * When a simulated model calls a tool — the same rule for every provider:
+ *   - no tools, or tool choice "none" (OpenAI 'none', Anthropic {type:'none'}, Gemini mode NONE): never;
+ *   - a named tool is forced (OpenAI {type:'function'}, Anthropic {type:'tool'}, Gemini allowedFunctionNames
+ *     with mode ANY): call that tool;
+ *   - "required"/"any"/ANY: call the first tool;
+ *   - "auto" (the default): call the first tool, unless the last message is a tool result, in which case the
+ *     model answers with text (so agent loops terminate after one round trip).
+ * Arguments are sampleFromSchema(<tool's parameter schema>, seed "<tool name>|<last user text>").
+ */
+import { sampleFromSchema } from '../../gateway/src/structured/sample.ts';
+
+export interface ToolSpec {
+  name: string;
+  schema: unknown;
+}
+
+export type ToolMode =
+  | { mode: 'none' }
+  | { mode: 'auto' }
+  | { mode: 'required' }
+  | { mode: 'named'; name: string };
+
+export interface PlannedCall {
+  name: string;
+  args: unknown;
+  /** True when the caller forced this specific tool (OpenAI then reports finish_reason "stop"). */
+  forced: boolean;
+}
+
+export function planToolCall(
+  tools: readonly ToolSpec[],
+  choice: ToolMode,
+  lastIsToolResult: boolean,
+  lastUserText: string,
+): PlannedCall | undefined {
+  if (tools.length === 0 || choice.mode === 'none') return undefined;
+  if (choice.mode === 'auto' && lastIsToolResult) return undefined;
+  const tool = choice.mode === 'named' ? tools.find((t) => t.name === choice.name) : tools[0];
+  if (!tool) return undefined;
+  const schema = tool.schema ?? { type: 'object', properties: {} };
+  return {
+    name: tool.name,
+    args: sampleFromSchema(schema, `${tool.name}|${lastUserText}`) ?? {},
+    forced: choice.mode === 'named',
+  };
+}

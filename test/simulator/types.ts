@@ -1,0 +1,73 @@
+/** Public types of the provider simulator; re-exported by index.ts. */
+
+export type ProviderName = 'openai' | 'azure-openai' | 'anthropic' | 'gemini';
+
+export interface SimulatorOptions {
+  /** 0 (default) picks a free port. */
+  port?: number;
+  /** Default 127.0.0.1. */
+  host?: string;
+  /** When set, only this exact key is accepted; otherwise any non-empty key is. */
+  apiKey?: string;
+  /** Fixed delay before every answer (benchmark "upstream latency"). Default 0. */
+  delayMs?: number;
+  /** Content chunks per streamed answer. Default 8. */
+  streamChunks?: number;
+  /** Pause between streamed chunks. Default 0. */
+  chunkIntervalMs?: number;
+  /** false skips zod validation of request bodies (benchmarks). Default true. */
+  validate?: boolean;
+}
+
+export interface FaultRule {
+  /** Every given field must match; a missing match matches every request. */
+  match?: {
+    provider?: ProviderName;
+    /** Exact model (OpenAI/Anthropic body `model`, Azure deployment, Gemini path model). */
+    model?: string;
+    /** Substring of the request pathname, e.g. '/chat/completions' or ':streamGenerateContent'. */
+    path?: string;
+  };
+  /** How many requests the rule applies to; unlimited when absent. */
+  times?: number;
+  /** Answer with this status and the provider's own error body. */
+  status?: number;
+  /** Seconds for the `retry-after` header sent with `status`. */
+  retryAfter?: number;
+  /** Delay before the status line and headers. */
+  delayMs?: number;
+  /** Delay after the headers were flushed, before the first body byte. */
+  firstByteDelayMs?: number;
+  /** Never answer (the socket stays open until the client gives up or the simulator closes). */
+  hang?: boolean;
+  /** Destroy the socket after this many stream events (non-stream: after half the body). */
+  cutAfterChunks?: number;
+  /** 'body': truncated JSON body; 'chunk': one stream event carries truncated JSON. */
+  malformed?: 'body' | 'chunk';
+  /** Reset the TCP connection instead of answering. */
+  resetConnection?: boolean;
+  /** Per-rule stream pacing, overriding the simulator options. */
+  streamChunks?: number;
+  chunkIntervalMs?: number;
+}
+
+export interface RecordedRequest {
+  provider: ProviderName;
+  method: string;
+  /** Pathname plus query string (a `key` query parameter is redacted). */
+  path: string;
+  /** Lower-case header names; credential headers are replaced by '<redacted>'. */
+  headers: Record<string, string>;
+  /** Parsed JSON; multipart bodies as { fields, files: [{ field, filename, contentType, size }] }. */
+  body: unknown;
+}
+
+export interface Simulator {
+  url: string;
+  port: number;
+  addFault(rule: FaultRule): void;
+  clearFaults(): void;
+  requests(): RecordedRequest[];
+  clearRequests(): void;
+  close(): Promise<void>;
+}
