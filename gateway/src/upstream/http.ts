@@ -47,6 +47,7 @@ export function splitUrl(url: string): { origin: string; path: string } {
 
 const CLIENT_ABORT = 'client';
 const DEADLINE = 'timeout';
+const FIRST_BYTE = 'first-byte';
 
 /**
  * A total deadline combined with the caller's signal. Cheaper than AbortSignal.any + AbortSignal.timeout
@@ -54,8 +55,9 @@ const DEADLINE = 'timeout';
  */
 export class Deadline {
   readonly controller = new AbortController();
-  reason: typeof CLIENT_ABORT | typeof DEADLINE | undefined;
+  reason: typeof CLIENT_ABORT | typeof DEADLINE | typeof FIRST_BYTE | undefined;
   private timer: NodeJS.Timeout | undefined;
+  private firstByteTimer: NodeJS.Timeout | undefined;
   private readonly clientSignal: AbortSignal;
   private readonly onClientAbort = (): void => {
     if (this.reason === undefined) this.reason = CLIENT_ABORT;
@@ -81,8 +83,28 @@ export class Deadline {
     return this.controller.signal;
   }
 
-  /** Releases the timer and the listener on the client's signal. Idempotent. */
+  /**
+   * Aborts unless headersArrived() is called within `ms`. undici's own headersTimeout runs on a
+   * coarse (~0.5–1 s) timer wheel, too coarse for sub-second first-byte budgets, so it is only a backstop.
+   */
+  armFirstByte(ms: number): void {
+    if (!(ms > 0) || !Number.isFinite(ms) || this.reason !== undefined) return;
+    this.firstByteTimer = setTimeout(() => {
+      if (this.reason === undefined) this.reason = FIRST_BYTE;
+      this.controller.abort(timeoutError(`upstream sent no response headers within ${ms}ms`));
+    }, ms);
+  }
+
+  headersArrived(): void {
+    if (this.firstByteTimer !== undefined) {
+      clearTimeout(this.firstByteTimer);
+      this.firstByteTimer = undefined;
+    }
+  }
+
+  /** Releases the timers and the listener on the client's signal. Idempotent. */
   done(): void {
+    this.headersArrived();
     if (this.timer !== undefined) {
       clearTimeout(this.timer);
       this.timer = undefined;
@@ -119,6 +141,11 @@ export function mapTransportError(err: unknown, deadline: Deadline, phase: Trans
   }
   if (deadline.reason === DEADLINE) {
     return err instanceof UpstreamError ? err : timeoutError('upstream total deadline exceeded', err);
+  }
+  if (deadline.reason === FIRST_BYTE) {
+    return err instanceof UpstreamError
+      ? err
+      : timeoutError('upstream sent no response headers in time', err);
   }
   if (err instanceof UpstreamError) return err;
   const code = (err as { code?: unknown } | null)?.code;
@@ -187,6 +214,7 @@ export async function send(opts: SendOptions): Promise<UpstreamResponse> {
     throw mapTransportError(undefined, deadline, 'request');
   }
   const { origin, path } = splitUrl(opts.url);
+  deadline.armFirstByte(timeouts.firstByteMs);
   try {
     const res = await getPool(origin, timeouts.connectMs).request({
       path,
@@ -194,11 +222,13 @@ export async function send(opts: SendOptions): Promise<UpstreamResponse> {
       headers: opts.headers,
       body: opts.body ?? null,
       signal: deadline.signal,
-      headersTimeout: timeouts.firstByteMs,
+      // Backstop only (coarse timer); the precise first-byte timeout is armFirstByte above.
+      headersTimeout: timeouts.firstByteMs + 1000,
       // Inactivity between body chunks is bounded by the total deadline instead: streaming
       // reasoning models can legitimately pause for a long time between chunks.
       bodyTimeout: 0,
     });
+    deadline.headersArrived();
     return { status: res.statusCode, headers: res.headers, body: res.body, deadline };
   } catch (err) {
     deadline.done();

@@ -95,7 +95,7 @@ export function createOpenAIStyleAdapter(cfg: OpenAIStyleConfig): ProviderAdapte
         case 'image':
           return parseOpenAIImage(await readJson(res));
         case 'transcription':
-          if (req.response_format === 'text') return { kind: 'transcription', text: await readText(res) };
+          if (req.response_format === 'text') return { kind: 'transcription', text: (await readText(res)).trimEnd() };
           return parseOpenAITranscription(await readJson(res));
         case 'speech': {
           const format = req.response_format ?? 'mp3';
