@@ -1,6 +1,7 @@
 import { hashApiKey, type SnapshotApiKey } from '../../../contract/index.ts';
 import { type ApiKey, KEY_PREFIX, MIN_KEY_LENGTH } from '../resources/apikey.ts';
 import type { SecretIndex } from './secrets.ts';
+import { olderFirst } from './types.ts';
 import type { Verdicts } from './verdicts.ts';
 
 /** Name of the Secret the operator generates for an ApiKey without secretRef. */
@@ -21,11 +22,8 @@ export function compileApiKeys(
 ): Record<string, SnapshotApiKey> {
   const out: Record<string, SnapshotApiKey> = {};
   const owners = new Map<string, string>();
-  const sorted = [...keys].sort(
-    (a, b) =>
-      (a.metadata.creationTimestamp ?? '').localeCompare(b.metadata.creationTimestamp ?? '') ||
-      `${a.metadata.namespace}/${a.metadata.name}`.localeCompare(`${b.metadata.namespace}/${b.metadata.name}`),
-  );
+  const idOf = (k: ApiKey): string => `${k.metadata.namespace}/${k.metadata.name}`;
+  const sorted = [...keys].sort((a, b) => olderFirst(a, b, idOf(a).localeCompare(idOf(b))));
   for (const k of sorted) {
     const ns = k.metadata.namespace;
     const keyId = `${ns}/${k.metadata.name}`;
@@ -38,9 +36,18 @@ export function compileApiKeys(
       verdicts.fail(k, 'KeyRevoked', 'the key is revoked');
       continue;
     }
-    if (k.spec.expiresAt && Date.parse(k.spec.expiresAt) <= now.getTime()) {
-      verdicts.fail(k, 'KeyExpired', `the key expired at ${k.spec.expiresAt}`);
-      continue;
+    if (k.spec.expiresAt !== undefined) {
+      const expires = Date.parse(k.spec.expiresAt);
+      // An unreadable expiry fails closed: the API server checks the format, embedded mode does not.
+      if (!Number.isFinite(expires)) {
+        const why = `expiresAt "${k.spec.expiresAt}" is not an RFC 3339 time; the key is refused`;
+        verdicts.fail(k, 'KeyExpired', why);
+        continue;
+      }
+      if (expires <= now.getTime()) {
+        verdicts.fail(k, 'KeyExpired', `the key expired at ${k.spec.expiresAt}`);
+        continue;
+      }
     }
     const ref = k.spec.secretRef ?? { name: generatedKeySecretName(k.metadata.name), key: 'apiKey' };
     const found = secrets.lookup(ns, ref);

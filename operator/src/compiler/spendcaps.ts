@@ -27,7 +27,9 @@ export function compileSpendCaps(
       const found = [...(workflows.get(projectId)?.values() ?? [])].find((w) => w.objectName === wfName);
       if (!found) {
         const v = verdicts.get('Workflow', ns, wfName);
-        if (v) verdicts.fail(c, 'WorkflowNotReady', `Workflow "${wfName}" is not ready (${v.reason})`);
+        // A Valid verdict means the workflow exists but belongs to another project: not found in this one.
+        if (v && !v.ok)
+          verdicts.fail(c, 'WorkflowNotReady', `Workflow "${wfName}" is not ready (${v.reason})`);
         else verdicts.fail(c, 'WorkflowNotFound', `Workflow "${wfName}" not found in project ${projectId}`);
         continue;
       }

@@ -51,4 +51,21 @@ export const refOf = (o: SwitchyardObject): ObjectRef => ({
   ...(o.metadata.generation !== undefined ? { generation: o.metadata.generation } : {}),
 });
 
+/**
+ * Creation time in ms for "the older object wins" rules. Compared as instants, not as text: the same
+ * instant can be written many ways (offsets, fractions) and text order then disagrees with age.
+ * Objects without a readable timestamp count as oldest.
+ */
+export const createdMs = (o: SwitchyardObject): number => {
+  const t = Date.parse(o.metadata.creationTimestamp ?? '');
+  return Number.isFinite(t) ? t : Number.NEGATIVE_INFINITY;
+};
+
+/** Oldest first; `tieBreak` orders objects created at the same instant. */
+export const olderFirst = (a: SwitchyardObject, b: SwitchyardObject, tieBreak: number): number => {
+  const ta = createdMs(a);
+  const tb = createdMs(b);
+  return ta === tb ? tieBreak : ta < tb ? -1 : 1;
+};
+
 export const projectIdOf = (namespace: string, name: string): string => `${namespace}.${name}`;

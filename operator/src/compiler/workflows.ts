@@ -1,6 +1,6 @@
 import type { SnapshotProvider, SnapshotWorkflow } from '../../../contract/index.ts';
 import type { Workflow } from '../resources/workflow.ts';
-import type { Reason } from './types.ts';
+import { olderFirst, type Reason } from './types.ts';
 import type { Verdicts } from './verdicts.ts';
 
 type SlotProblem = { reason: Reason; message: string };
@@ -41,8 +41,7 @@ const createdSeconds = (wf: Workflow): number => {
 
 /** Older objects keep their name on a clash, so applying a duplicate never breaks a live workflow. */
 const byAge = (a: Workflow, b: Workflow): number =>
-  (a.metadata.creationTimestamp ?? '').localeCompare(b.metadata.creationTimestamp ?? '') ||
-  a.metadata.name.localeCompare(b.metadata.name);
+  olderFirst(a, b, a.metadata.name.localeCompare(b.metadata.name));
 
 /** Compiles workflows of Ready projects; returns `projectId → apiName → workflow` plus the name of the source object. */
 export function compileWorkflows(

@@ -37,7 +37,7 @@ const fieldPath = (issue: z.core.$ZodIssue): string =>
   issue.path.map((p) => (typeof p === 'number' ? `[${p}]` : `.${String(p)}`)).join('').replace(/^\./, '');
 
 function describe(doc: unknown, index: number): string {
-  if (doc && typeof doc === 'object') {
+  if (doc && typeof doc === 'object' && !Array.isArray(doc)) {
     const d = doc as { kind?: unknown; metadata?: { name?: unknown; namespace?: unknown } };
     const kind = typeof d.kind === 'string' ? d.kind : 'object';
     const name = typeof d.metadata?.name === 'string' ? d.metadata.name : `#${index + 1}`;
@@ -53,6 +53,16 @@ function describe(doc: unknown, index: number): string {
  */
 export async function loadConfigFolder(dir: string): Promise<LoadedConfig> {
   const result: LoadedConfig = { objects: [], secrets: [], problems: [], files: 0 };
+  // The API server keeps kind/namespace/name unique; a folder can repeat one, and the compiler would then
+  // serve one copy while the other's verdict overwrites its status. The first definition counts.
+  const seen = new Map<string, string>();
+  const isFirst = (file: string, object: string, kind: string, meta: { namespace: string; name: string }) => {
+    const id = `${kind} ${meta.namespace}/${meta.name}`;
+    const first = seen.get(id);
+    if (first === undefined) seen.set(id, file);
+    else result.problems.push({ file, object, message: `${id} is already defined in ${first}; ignored` });
+    return first === undefined;
+  };
   let files: string[];
   try {
     files = await listYaml(dir);
@@ -82,8 +92,9 @@ export async function loadConfigFolder(dir: string): Promise<LoadedConfig> {
       const v = value as { apiVersion?: unknown; kind?: unknown; metadata?: Record<string, unknown> };
       if (v.kind === 'Secret' && v.apiVersion === 'v1') {
         const parsed = secret.safeParse(v);
-        if (parsed.success) result.secrets.push(decodeSecret(parsed.data));
-        else for (const issue of parsed.error.issues) result.problems.push({ file, object, field: fieldPath(issue), message: issue.message });
+        if (!parsed.success)
+          for (const issue of parsed.error.issues) result.problems.push({ file, object, field: fieldPath(issue), message: issue.message });
+        else if (isFirst(file, object, 'Secret', parsed.data.metadata)) result.secrets.push(decodeSecret(parsed.data));
         return;
       }
       if (typeof v.kind === 'string' && PASSTHROUGH_KINDS.has(v.kind)) return;
@@ -99,8 +110,9 @@ export async function loadConfigFolder(dir: string): Promise<LoadedConfig> {
       // Embedded mode has no API server to stamp these; the file's age stands in for creation time.
       const metadata = { generation: 1, creationTimestamp: info.mtime.toISOString(), ...(v.metadata ?? {}) };
       const parsed = switchyardObject.safeParse({ ...v, metadata });
-      if (parsed.success) result.objects.push(parsed.data);
-      else for (const issue of parsed.error.issues) result.problems.push({ file, object, field: fieldPath(issue), message: issue.message });
+      if (!parsed.success)
+        for (const issue of parsed.error.issues) result.problems.push({ file, object, field: fieldPath(issue), message: issue.message });
+      else if (isFirst(file, object, parsed.data.kind, parsed.data.metadata)) result.objects.push(parsed.data);
     });
   }
   return result;
