@@ -317,7 +317,9 @@ describe('OpenAI other endpoints', () => {
     );
     const bytes = Buffer.from(b64.data[0]!.embedding as string, 'base64');
     const floats = Array.from(new Float32Array(bytes.buffer, bytes.byteOffset, bytes.length / 4));
-    (one.data[0]!.embedding as number[]).forEach((v, i) => expect(floats[i]).toBeCloseTo(v, 5));
+    for (const [i, v] of (one.data[0]!.embedding as number[]).entries()) {
+      expect(floats[i]).toBeCloseTo(v, 5);
+    }
 
     const bad = await post(
       `${sim.url}/v1/embeddings`,
