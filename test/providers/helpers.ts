@@ -223,9 +223,9 @@ export function errorMappingCases(o: ErrorSuiteOptions): void {
     expect(seen).toBeGreaterThanOrEqual(2);
   });
 
-  it('wrong API key → 401 not retryable', async () => {
+  it('wrong API key → 4xx (Gemini answers 400 API_KEY_INVALID, the others 401), not retryable', async () => {
     const err = await failure(() => call(o.target({ apiKey: 'wrong' })));
-    expect(err.status).toBe(401);
+    expect(err.status).toBe(o.provider === 'gemini' ? 400 : 401);
     expect(err.retryable).toBe(false);
   });
 
