@@ -14,7 +14,7 @@ import {
   send,
   type UpstreamResponse,
 } from '../upstream/http.ts';
-import { parseSse, type SseEvent, type SseIterationState } from '../upstream/sse.ts';
+import { type SseEvent, SseParser } from '../upstream/sse.ts';
 import type { ContentPart, StreamEvent, StructuredOutput, Usage } from './types.ts';
 
 export function usageOf(prompt: unknown, completion: unknown, total?: unknown): Usage {
@@ -153,13 +153,17 @@ export interface StreamMapper {
  * SSE and maps each event. Transport errors mid-stream → UPSTREAM_STREAM_CUT (or TIMEOUT/ABORTED),
  * a stream that ends before the provider's terminal event → UPSTREAM_STREAM_CUT. Stopping the
  * iteration early destroys the upstream body.
+ *
+ * `prepare` runs on the first `next()`, so validation errors (e.g. UPSTREAM_UNSUPPORTED) surface
+ * from the iteration like every other upstream failure. The byte stream is parsed in place (one
+ * generator between the socket and the caller, not a chain of them).
  */
 export async function* runStream(
-  opts: SendOptions,
+  prepare: () => SendOptions,
   onStatus: (res: UpstreamResponse) => Promise<UpstreamError>,
   mapper: StreamMapper,
 ): AsyncGenerator<StreamEvent, void, undefined> {
-  const res = await send(opts);
+  const res = await send(prepare());
   if (res.status < 200 || res.status >= 300) throw await onStatus(res);
   try {
     const ct = res.headers['content-type'];
@@ -168,15 +172,20 @@ export async function* runStream(
       const text = await res.body.text();
       throw badResponse(`upstream sent JSON instead of an event stream: ${text.slice(0, 300)}`);
     }
+    const parser = new SseParser();
+    const sse: SseEvent[] = [];
     const out: StreamEvent[] = [];
-    const state: SseIterationState = { truncated: false };
-    for await (const ev of parseSse(res.body, state)) {
-      mapper.onEvent(ev, out);
+    for await (const chunk of res.body as AsyncIterable<Buffer>) {
+      parser.push(chunk, sse);
+      if (sse.length === 0) continue;
+      for (let i = 0; i < sse.length; i++) mapper.onEvent(sse[i] as SseEvent, out);
+      sse.length = 0;
       if (out.length > 0) {
         for (let i = 0; i < out.length; i++) yield out[i] as StreamEvent;
         out.length = 0;
       }
     }
+    parser.end();
     if (res.deadline.reason !== undefined) throw mapTransportError(undefined, res.deadline, 'stream');
     const complete = mapper.end(out);
     for (let i = 0; i < out.length; i++) yield out[i] as StreamEvent;

@@ -24,19 +24,21 @@ function check(kind: RequestKind): void {
   if (!KINDS.has(kind)) throw unsupported(`anthropic does not support ${kind} requests`);
 }
 
-async function* streamImpl(
+function streamImpl(
   target: UpstreamTarget,
   req: ChatRequest | CompletionRequest,
   ctx: CallContext,
-): AsyncGenerator<StreamEvent, void, undefined> {
-  check(req.kind);
-  yield* runStream(
-    {
-      target,
-      url: anthropicUrl(target),
-      headers: anthropicHeaders(target),
-      body: buildAnthropicBody(target, req, true),
-      signal: ctx.signal,
+): AsyncIterable<StreamEvent> {
+  return runStream(
+    () => {
+      check(req.kind);
+      return {
+        target,
+        url: anthropicUrl(target),
+        headers: anthropicHeaders(target),
+        body: buildAnthropicBody(target, req, true),
+        signal: ctx.signal,
+      };
     },
     anthropicStatusError,
     new AnthropicStreamMapper(),

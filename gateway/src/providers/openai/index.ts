@@ -49,26 +49,6 @@ export function createOpenAIStyleAdapter(cfg: OpenAIStyleConfig): ProviderAdapte
     if (why !== undefined) throw unsupported(why);
   };
 
-  async function* streamImpl(
-    target: UpstreamTarget,
-    req: ChatRequest | CompletionRequest,
-    ctx: CallContext,
-  ): AsyncGenerator<StreamEvent, void, undefined> {
-    check(target, req.kind);
-    const body = buildOpenAIBody(req, target.model, cfg.dialect(target), true) as string;
-    yield* runStream(
-      {
-        target,
-        url: cfg.url(target, req.kind),
-        headers: cfg.headers(target, true),
-        body,
-        signal: ctx.signal,
-      },
-      openaiStatusError,
-      new OpenAIStreamMapper(),
-    );
-  }
-
   return {
     type: cfg.type,
     supportsNativeStructuredOutput: cfg.supportsNativeStructuredOutput,
@@ -95,7 +75,8 @@ export function createOpenAIStyleAdapter(cfg: OpenAIStyleConfig): ProviderAdapte
         case 'image':
           return parseOpenAIImage(await readJson(res));
         case 'transcription':
-          if (req.response_format === 'text') return { kind: 'transcription', text: (await readText(res)).trimEnd() };
+          if (req.response_format === 'text')
+            return { kind: 'transcription', text: (await readText(res)).trimEnd() };
           return parseOpenAITranscription(await readJson(res));
         case 'speech': {
           const format = req.response_format ?? 'mp3';
@@ -110,7 +91,20 @@ export function createOpenAIStyleAdapter(cfg: OpenAIStyleConfig): ProviderAdapte
       req: ChatRequest | CompletionRequest,
       ctx: CallContext,
     ): AsyncIterable<StreamEvent> {
-      return streamImpl(target, req, ctx);
+      return runStream(
+        () => {
+          check(target, req.kind);
+          return {
+            target,
+            url: cfg.url(target, req.kind),
+            headers: cfg.headers(target, true),
+            body: buildOpenAIBody(req, target.model, cfg.dialect(target), true),
+            signal: ctx.signal,
+          };
+        },
+        openaiStatusError,
+        new OpenAIStreamMapper(),
+      );
     },
   };
 }
