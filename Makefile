@@ -9,11 +9,11 @@ PORT ?= 8080
 
 all: check test
 
-node_modules/.installed: package.json package-lock.json
+# npm rewrites node_modules/.package-lock.json on every install, so this reinstalls only when the lock changed.
+node_modules/.package-lock.json: package-lock.json
 	npm ci --no-audit --no-fund
-	@touch $@
 
-deps: node_modules/.installed
+deps: node_modules/.package-lock.json
 
 typecheck: deps
 	tsc -p tsconfig.json --noEmit

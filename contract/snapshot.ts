@@ -36,8 +36,15 @@ export const snapshotProvider = z.object({
   apiVersion: z.string().optional(),
   credential: sealed.nullable(),
   streaming: z.boolean(),
-  timeouts: z.object({ connectMs: z.number().int(), firstByteMs: z.number().int(), totalMs: z.number().int() }),
-  models: z.record(z.string(), z.object({ requestTypes: z.array(z.enum(requestTypes)), pricing: modelPricing.optional() })),
+  timeouts: z.object({
+    connectMs: z.number().int(),
+    firstByteMs: z.number().int(),
+    totalMs: z.number().int(),
+  }),
+  models: z.record(
+    z.string(),
+    z.object({ requestTypes: z.array(z.enum(requestTypes)), pricing: modelPricing.optional() }),
+  ),
 });
 export type SnapshotProvider = z.infer<typeof snapshotProvider>;
 
@@ -116,3 +123,6 @@ export const snapshot = snapshotBody.extend({
   generatedAt: z.string(),
 });
 export type Snapshot = z.infer<typeof snapshot>;
+
+export type RequestType = (typeof requestTypes)[number];
+export type ProviderTypeName = (typeof providerTypes)[number];

@@ -92,7 +92,10 @@ export function compileApiKeys(
         owners.set(prevHash, keyId);
       }
     }
-    verdicts.ok(k, `key ${found.value.slice(0, 12)}… is active`, { keyPrefix: found.value.slice(0, 12), projectId });
+    verdicts.ok(k, `key ${found.value.slice(0, 12)}… is active`, {
+      keyPrefix: found.value.slice(0, 12),
+      projectId,
+    });
   }
   return out;
 }

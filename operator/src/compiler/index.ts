@@ -16,8 +16,13 @@ import { type CompileInput, projectIdOf, type Verdict } from './types.ts';
 import { Verdicts } from './verdicts.ts';
 import { compileWorkflows } from './workflows.ts';
 
+export {
+  generatedKeySecretName,
+  isWellFormedKey,
+  PREVIOUS_KEY_FIELD,
+  PREVIOUS_VALID_UNTIL_FIELD,
+} from './apikeys.ts';
 export * from './types.ts';
-export { generatedKeySecretName, isWellFormedKey, PREVIOUS_KEY_FIELD, PREVIOUS_VALID_UNTIL_FIELD } from './apikeys.ts';
 
 export interface CompileOutput {
   snapshot: Snapshot;
@@ -41,7 +46,11 @@ export function compileSnapshot(input: CompileInput): CompileOutput {
   const caps: SpendCap[] = ofKind(input.objects, 'SpendCap');
 
   const projectIds = new Map<string, string>();
-  for (const p of projects) projectIds.set(`${p.metadata.namespace}/${p.metadata.name}`, projectIdOf(p.metadata.namespace, p.metadata.name));
+  for (const p of projects)
+    projectIds.set(
+      `${p.metadata.namespace}/${p.metadata.name}`,
+      projectIdOf(p.metadata.namespace, p.metadata.name),
+    );
 
   const compiledProviders = compileProviders(providers, secrets, input.sealKey, verdicts);
   const compiledWorkflows = compileWorkflows(workflows, projectIds, compiledProviders, verdicts);
@@ -56,7 +65,12 @@ export function compileSnapshot(input: CompileInput): CompileOutput {
     const problems: string[] = [];
     (p.spec.webhooks ?? []).forEach((w, i) => {
       const found = secrets.lookup(ns, w.secretRef);
-      if (found.ok) webhooks.push({ url: w.url, secret: seal(input.sealKey, `webhook:${id}:${w.url}`, found.value), events: w.events });
+      if (found.ok)
+        webhooks.push({
+          url: w.url,
+          secret: seal(input.sealKey, `webhook:${id}:${w.url}`, found.value),
+          events: w.events,
+        });
       else problems.push(`webhooks[${i}] (${w.url}) is disabled: ${found.message}`);
     });
     const wfs = compiledWorkflows.get(id) ?? new Map();
@@ -73,10 +87,20 @@ export function compileSnapshot(input: CompileInput): CompileOutput {
       workflows: Object.fromEntries([...wfs].map(([name, w]) => [name, w.compiled])),
       spendCaps: spendCaps.get(id) ?? [],
     };
-    const keyCount = Object.values(apiKeys).filter((k) => k.projectId === id).length;
+    const keyCount = new Set(
+      Object.values(apiKeys)
+        .filter((k) => k.projectId === id)
+        .map((k) => k.keyId),
+    ).size;
     const details = { projectId: id, workflows: wfs.size, apiKeys: keyCount };
     // A broken webhook secret disables that webhook only: the project keeps serving, but is flagged.
-    if (problems.length) verdicts.fail(p, 'WebhookSecretMissing', `${problems.join('; ')}; the project serves without it`, details);
+    if (problems.length)
+      verdicts.fail(
+        p,
+        'WebhookSecretMissing',
+        `${problems.join('; ')}; the project serves without it`,
+        details,
+      );
     else verdicts.ok(p, `project ${id}: ${wfs.size} workflow(s), ${keyCount} key(s)`, details);
   }
 

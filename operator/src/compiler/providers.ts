@@ -1,4 +1,4 @@
-import { seal, type SnapshotProvider } from '../../../contract/index.ts';
+import { type SnapshotProvider, seal } from '../../../contract/index.ts';
 import { DEFAULT_BASE_URLS, type Provider } from '../resources/provider.ts';
 import type { SecretIndex } from './secrets.ts';
 import type { Verdicts } from './verdicts.ts';
@@ -24,7 +24,10 @@ export function compileProviders(
     }
     const models: SnapshotProvider['models'] = {};
     for (const m of p.spec.models) {
-      models[m.name] = { requestTypes: [...new Set(m.requestTypes)].sort(), ...(m.pricing ? { pricing: m.pricing } : {}) };
+      models[m.name] = {
+        requestTypes: [...new Set(m.requestTypes)].sort(),
+        ...(m.pricing ? { pricing: m.pricing } : {}),
+      };
     }
     out.set(`${namespace}/${name}`, {
       name,

@@ -13,7 +13,12 @@ export class SecretIndex {
 
   lookup(namespace: string, ref: { name: string; key: string }): SecretLookup {
     const secret = this.#byName.get(`${namespace}/${ref.name}`);
-    if (!secret) return { ok: false, reason: 'SecretMissing', message: `Secret "${ref.name}" not found in namespace ${namespace}` };
+    if (!secret)
+      return {
+        ok: false,
+        reason: 'SecretMissing',
+        message: `Secret "${ref.name}" not found in namespace ${namespace}`,
+      };
     const value = secret.data[ref.key];
     if (value === undefined)
       return { ok: false, reason: 'SecretMissing', message: `Secret "${ref.name}" has no key "${ref.key}"` };

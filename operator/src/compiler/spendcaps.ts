@@ -42,14 +42,24 @@ export function compileSpendCaps(
         );
         continue;
       }
-      config = { id, scope: 'workflow', workflow: found.compiled.name, slot, period: c.spec.period, limitUsd: c.spec.limitUsd };
+      config = {
+        id,
+        scope: 'workflow',
+        workflow: found.compiled.name,
+        slot,
+        period: c.spec.period,
+        limitUsd: c.spec.limitUsd,
+      };
     } else {
       config = { id, scope: 'project', period: c.spec.period, limitUsd: c.spec.limitUsd };
     }
     const list = out.get(projectId) ?? [];
     list.push(config);
     out.set(projectId, list);
-    verdicts.ok(c, `caps ${config.scope === 'workflow' ? `${config.workflow} ${config.slot}` : 'the project'} at $${c.spec.limitUsd} ${c.spec.period}`);
+    verdicts.ok(
+      c,
+      `caps ${config.scope === 'workflow' ? `${config.workflow} ${config.slot}` : 'the project'} at $${c.spec.limitUsd} ${c.spec.period}`,
+    );
   }
   for (const list of out.values()) list.sort((a, b) => a.id.localeCompare(b.id));
   return out;

@@ -1,5 +1,5 @@
-import type { SecretData } from '../resources/secret.ts';
 import type { SwitchyardKind, SwitchyardObject } from '../resources/index.ts';
+import type { SecretData } from '../resources/secret.ts';
 
 /** Reasons an object is not part of the snapshot; they become status condition reasons. */
 export const REASONS = [
@@ -42,7 +42,8 @@ export interface CompileInput {
   sealKey: Buffer;
 }
 
-export const refKey = (r: Pick<ObjectRef, 'kind' | 'namespace' | 'name'>): string => `${r.kind}/${r.namespace}/${r.name}`;
+export const refKey = (r: Pick<ObjectRef, 'kind' | 'namespace' | 'name'>): string =>
+  `${r.kind}/${r.namespace}/${r.name}`;
 
 export const refOf = (o: SwitchyardObject): ObjectRef => ({
   kind: o.kind,

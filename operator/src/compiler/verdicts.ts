@@ -9,7 +9,12 @@ export class Verdicts {
     this.#byKey.set(refKey(refOf(o)), { ref: refOf(o), ok: true, reason: 'Valid', message, details });
   }
 
-  fail(o: SwitchyardObject, reason: Reason, message: string, details: Record<string, string | number> = {}): void {
+  fail(
+    o: SwitchyardObject,
+    reason: Reason,
+    message: string,
+    details: Record<string, string | number> = {},
+  ): void {
     this.#byKey.set(refKey(refOf(o)), { ref: refOf(o), ok: false, reason, message, details });
   }
 

@@ -17,8 +17,14 @@ function checkSlot(
   if (!provider) {
     const v = verdicts.get('Provider', ns, target.provider);
     return v
-      ? { reason: 'ProviderNotReady', message: `${slot}: Provider "${target.provider}" is not ready (${v.reason}: ${v.message})` }
-      : { reason: 'ProviderNotFound', message: `${slot}: Provider "${target.provider}" not found in namespace ${ns}` };
+      ? {
+          reason: 'ProviderNotReady',
+          message: `${slot}: Provider "${target.provider}" is not ready (${v.reason}: ${v.message})`,
+        }
+      : {
+          reason: 'ProviderNotFound',
+          message: `${slot}: Provider "${target.provider}" not found in namespace ${ns}`,
+        };
   }
   const model = provider.models[target.model];
   if (!model)
@@ -55,20 +61,27 @@ export function compileWorkflows(
     const ns = wf.metadata.namespace;
     const projectId = projectIds.get(`${ns}/${wf.spec.projectRef.name}`);
     if (!projectId) {
-      verdicts.fail(wf, 'ProjectNotFound', `Project "${wf.spec.projectRef.name}" not found in namespace ${ns}`);
+      verdicts.fail(
+        wf,
+        'ProjectNotFound',
+        `Project "${wf.spec.projectRef.name}" not found in namespace ${ns}`,
+      );
       continue;
     }
     const slots = [
       ['primary', { provider: wf.spec.provider, model: wf.spec.model }] as const,
       ...(wf.spec.backups ?? []).map((b, i) => [`backup-${i + 1}`, b] as const),
     ];
-    const problem = slots.map(([slot, t]) => checkSlot(wf, slot, t, providers, verdicts)).find((p) => p !== undefined);
+    const problem = slots
+      .map(([slot, t]) => checkSlot(wf, slot, t, providers, verdicts))
+      .find((p) => p !== undefined);
     if (problem) {
       verdicts.fail(wf, problem.reason, problem.message);
       continue;
     }
     const apiName = wf.spec.name ?? wf.metadata.name;
-    const inProject = out.get(projectId) ?? new Map<string, { compiled: SnapshotWorkflow; objectName: string }>();
+    const inProject =
+      out.get(projectId) ?? new Map<string, { compiled: SnapshotWorkflow; objectName: string }>();
     out.set(projectId, inProject);
     const holder = inProject.get(apiName);
     if (holder) {
@@ -92,7 +105,10 @@ export function compileWorkflows(
         ...(s.systemInstructions ? { systemInstructions: s.systemInstructions } : {}),
         ...(s.structuredOutput ? { structuredOutputSchema: s.structuredOutput.schema } : {}),
         cacheFields: s.cacheFields ?? [],
-        sessionMemory: { enabled: s.sessionMemory?.enabled ?? false, summarizeAtTokens: s.sessionMemory?.summarizeAtTokens ?? 2000 },
+        sessionMemory: {
+          enabled: s.sessionMemory?.enabled ?? false,
+          summarizeAtTokens: s.sessionMemory?.summarizeAtTokens ?? 2000,
+        },
         ...(s.eventName ? { eventName: s.eventName } : {}),
         ...(s.responseCache ? { responseCacheTtlSeconds: s.responseCache.ttlSeconds } : {}),
         testMode: s.testMode,

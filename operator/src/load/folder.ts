@@ -34,7 +34,10 @@ async function listYaml(dir: string): Promise<string[]> {
 }
 
 const fieldPath = (issue: z.core.$ZodIssue): string =>
-  issue.path.map((p) => (typeof p === 'number' ? `[${p}]` : `.${String(p)}`)).join('').replace(/^\./, '');
+  issue.path
+    .map((p) => (typeof p === 'number' ? `[${p}]` : `.${String(p)}`))
+    .join('')
+    .replace(/^\./, '');
 
 function describe(doc: unknown, index: number): string {
   if (doc && typeof doc === 'object' && !Array.isArray(doc)) {
@@ -79,22 +82,32 @@ export async function loadConfigFolder(dir: string): Promise<LoadedConfig> {
     list.forEach((doc, index) => {
       if (doc.errors.length) {
         const e = doc.errors[0]!;
-        result.problems.push({ file, object: `document #${index + 1}`, message: `invalid YAML: ${e.message.split('\n')[0]}` });
+        result.problems.push({
+          file,
+          object: `document #${index + 1}`,
+          message: `invalid YAML: ${e.message.split('\n')[0]}`,
+        });
         return;
       }
       const value: unknown = doc.toJS();
       if (value === null || value === undefined) return;
       const object = describe(value, index);
       if (typeof value !== 'object' || Array.isArray(value)) {
-        result.problems.push({ file, object, message: 'a manifest must be a mapping with apiVersion and kind' });
+        result.problems.push({
+          file,
+          object,
+          message: 'a manifest must be a mapping with apiVersion and kind',
+        });
         return;
       }
       const v = value as { apiVersion?: unknown; kind?: unknown; metadata?: Record<string, unknown> };
       if (v.kind === 'Secret' && v.apiVersion === 'v1') {
         const parsed = secret.safeParse(v);
         if (!parsed.success)
-          for (const issue of parsed.error.issues) result.problems.push({ file, object, field: fieldPath(issue), message: issue.message });
-        else if (isFirst(file, object, 'Secret', parsed.data.metadata)) result.secrets.push(decodeSecret(parsed.data));
+          for (const issue of parsed.error.issues)
+            result.problems.push({ file, object, field: fieldPath(issue), message: issue.message });
+        else if (isFirst(file, object, 'Secret', parsed.data.metadata))
+          result.secrets.push(decodeSecret(parsed.data));
         return;
       }
       if (typeof v.kind === 'string' && PASSTHROUGH_KINDS.has(v.kind)) return;
@@ -111,8 +124,10 @@ export async function loadConfigFolder(dir: string): Promise<LoadedConfig> {
       const metadata = { generation: 1, creationTimestamp: info.mtime.toISOString(), ...(v.metadata ?? {}) };
       const parsed = switchyardObject.safeParse({ ...v, metadata });
       if (!parsed.success)
-        for (const issue of parsed.error.issues) result.problems.push({ file, object, field: fieldPath(issue), message: issue.message });
-      else if (isFirst(file, object, parsed.data.kind, parsed.data.metadata)) result.objects.push(parsed.data);
+        for (const issue of parsed.error.issues)
+          result.problems.push({ file, object, field: fieldPath(issue), message: issue.message });
+      else if (isFirst(file, object, parsed.data.kind, parsed.data.metadata))
+        result.objects.push(parsed.data);
     });
   }
   return result;

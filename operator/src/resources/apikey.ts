@@ -34,22 +34,19 @@ export const apiKeySpec = z
     rateLimit: rateLimit.optional(),
     secretRef: secretKeyRef('API key (must start with sy_live_ and be at least 32 characters)', 'apiKey')
       .optional()
-      .meta({ description: 'Use the key in this Secret. Without it the operator generates a key into a Secret it owns.' }),
+      .meta({
+        description:
+          'Use the key in this Secret. Without it the operator generates a key into a Secret it owns.',
+      }),
     rotation: z
       .object({
-        generation: z
-          .number()
-          .int()
-          .min(0)
-          .default(0)
-          .meta({ description: 'Increase to issue a new generated key; the previous one keeps working for the grace period.' }),
-        gracePeriodSeconds: z
-          .number()
-          .int()
-          .min(0)
-          .max(2_592_000)
-          .default(86_400)
-          .meta({ description: 'How long the previous key keeps working after a rotation. Default one day.' }),
+        generation: z.number().int().min(0).default(0).meta({
+          description:
+            'Increase to issue a new generated key; the previous one keeps working for the grace period.',
+        }),
+        gracePeriodSeconds: z.number().int().min(0).max(2_592_000).default(86_400).meta({
+          description: 'How long the previous key keeps working after a rotation. Default one day.',
+        }),
       })
       .optional()
       .meta({ description: 'Key rotation.' }),
@@ -60,7 +57,11 @@ export const apiKeyStatus = z
   .object({
     keyPrefix: z.string().max(12).optional().meta({ description: 'First 12 characters of the current key.' }),
     secretName: z.string().optional().meta({ description: 'Secret that holds the current key.' }),
-    rotationGeneration: z.number().int().optional().meta({ description: 'rotation.generation of the current key.' }),
+    rotationGeneration: z
+      .number()
+      .int()
+      .optional()
+      .meta({ description: 'rotation.generation of the current key.' }),
     previousKeyValidUntil: z
       .string()
       .optional()
@@ -68,7 +69,9 @@ export const apiKeyStatus = z
     observedGeneration: observedGeneration.optional(),
     conditions: conditions.optional(),
   })
-  .meta({ description: 'Observed state of the key. Never holds key material beyond the 12-character prefix.' });
+  .meta({
+    description: 'Observed state of the key. Never holds key material beyond the 12-character prefix.',
+  });
 
 export const apiKey = z.object({
   apiVersion: z.literal('switchyard.dev/v1alpha1'),
@@ -88,10 +91,20 @@ export const apiKeyInfo: KindInfo = {
   description: 'A project API key.',
   printerColumns: [
     { name: 'Project', type: 'string', jsonPath: '.spec.projectRef.name', description: 'Owning project.' },
-    { name: 'Prefix', type: 'string', jsonPath: '.status.keyPrefix', description: 'First 12 characters of the key.' },
+    {
+      name: 'Prefix',
+      type: 'string',
+      jsonPath: '.status.keyPrefix',
+      description: 'First 12 characters of the key.',
+    },
     { name: 'Scopes', type: 'string', jsonPath: '.spec.scopes', description: 'Granted scopes.' },
     { name: 'Expires', type: 'string', jsonPath: '.spec.expiresAt', description: 'Expiry time.' },
-    { name: 'Revoked', type: 'boolean', jsonPath: '.spec.revoked', description: 'Whether the key is revoked.' },
+    {
+      name: 'Revoked',
+      type: 'boolean',
+      jsonPath: '.spec.revoked',
+      description: 'Whether the key is revoked.',
+    },
     readyColumn,
     reasonColumn,
     ageColumn,

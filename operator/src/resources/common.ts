@@ -86,14 +86,16 @@ export const rateLimit = z
 export const condition = z
   .object({
     type: z.string().min(1).max(316).meta({ description: 'Type of condition, e.g. Ready.' }),
-    status: z.enum(['True', 'False', 'Unknown']).meta({ description: 'Status of the condition: True, False or Unknown.' }),
-    reason: z
-      .string()
-      .min(1)
-      .max(1024)
-      .meta({ description: 'Machine-readable CamelCase reason for the last transition, e.g. ProviderNotFound.' }),
+    status: z
+      .enum(['True', 'False', 'Unknown'])
+      .meta({ description: 'Status of the condition: True, False or Unknown.' }),
+    reason: z.string().min(1).max(1024).meta({
+      description: 'Machine-readable CamelCase reason for the last transition, e.g. ProviderNotFound.',
+    }),
     message: z.string().max(32768).meta({ description: 'Human-readable explanation of the condition.' }),
-    lastTransitionTime: z.string().meta({ description: 'When the condition last changed status (RFC 3339).', format: 'date-time' }),
+    lastTransitionTime: z
+      .string()
+      .meta({ description: 'When the condition last changed status (RFC 3339).', format: 'date-time' }),
     observedGeneration: z
       .number()
       .int()
@@ -122,7 +124,12 @@ export const observedGeneration = z
 /** The part of ObjectMeta the compiler reads; other fields pass through untouched. */
 export const objectMeta = z.looseObject({
   name: z.string().min(1).max(253).regex(DNS_SUBDOMAIN, 'must be a lowercase RFC 1123 subdomain'),
-  namespace: z.string().min(1).max(63).regex(DNS_LABEL, 'must be a lowercase RFC 1123 label').default('default'),
+  namespace: z
+    .string()
+    .min(1)
+    .max(63)
+    .regex(DNS_LABEL, 'must be a lowercase RFC 1123 label')
+    .default('default'),
   uid: z.string().optional(),
   generation: z.number().int().optional(),
   resourceVersion: z.string().optional(),
@@ -139,7 +146,13 @@ export interface KindInfo {
   singular: string;
   shortNames: string[];
   categories: string[];
-  printerColumns: { name: string; type: 'string' | 'integer' | 'number' | 'boolean' | 'date'; jsonPath: string; description: string; priority?: number }[];
+  printerColumns: {
+    name: string;
+    type: 'string' | 'integer' | 'number' | 'boolean' | 'date';
+    jsonPath: string;
+    description: string;
+    priority?: number;
+  }[];
   description: string;
 }
 

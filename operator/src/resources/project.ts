@@ -15,16 +15,21 @@ export const WEBHOOK_EVENTS = ['ai.response', 'task.ai_generated', 'ai.error', '
 
 export const projectSpec = z
   .object({
-    displayName: z.string().max(200).optional().meta({ description: 'Human-friendly project name shown in consoles.' }),
+    displayName: z
+      .string()
+      .max(200)
+      .optional()
+      .meta({ description: 'Human-friendly project name shown in consoles.' }),
     compatibleApi: z
       .object({
-        enabled: z
-          .boolean()
-          .default(true)
-          .meta({ description: 'Serve the OpenAI-compatible surface (/chat/completions, /models). Default true.' }),
+        enabled: z.boolean().default(true).meta({
+          description: 'Serve the OpenAI-compatible surface (/chat/completions, /models). Default true.',
+        }),
       })
       .default({ enabled: true })
-      .meta({ description: 'The OpenAI-compatible API surface; when disabled it answers feature_disabled (503).' }),
+      .meta({
+        description: 'The OpenAI-compatible API surface; when disabled it answers feature_disabled (503).',
+      }),
     rateLimit: rateLimit.optional(),
     webhooks: z
       .array(
@@ -34,7 +39,9 @@ export const projectSpec = z
               .string()
               .max(2048)
               .regex(/^https?:\/\/[^\s]+$/, 'must be an http(s) URL')
-              .meta({ description: 'Receiver URL; deliveries are POSTed JSON signed with service-signature.' }),
+              .meta({
+                description: 'Receiver URL; deliveries are POSTed JSON signed with service-signature.',
+              }),
             secretRef: secretKeyRef('HMAC signing secret for deliveries', 'secret'),
             events: z
               .array(z.enum(WEBHOOK_EVENTS).meta({ description: 'An event type.' }))
@@ -50,12 +57,10 @@ export const projectSpec = z
       .meta({ description: 'Webhook receivers for async results and pipeline events.' }),
     outboundFetch: z
       .object({
-        allowPrivateNetworks: z
-          .boolean()
-          .default(false)
-          .meta({
-            description: 'Allow webhooks and image_url downloads to reach private, loopback and link-local addresses.',
-          }),
+        allowPrivateNetworks: z.boolean().default(false).meta({
+          description:
+            'Allow webhooks and image_url downloads to reach private, loopback and link-local addresses.',
+        }),
       })
       .optional()
       .meta({ description: 'Rules for requests the gateway makes on behalf of this project.' }),
@@ -65,8 +70,18 @@ export const projectSpec = z
 export const projectStatus = z
   .object({
     projectId: z.string().optional().meta({ description: 'The API project_id: <namespace>.<name>.' }),
-    workflows: z.number().int().min(0).optional().meta({ description: 'Number of Ready workflows in the project.' }),
-    apiKeys: z.number().int().min(0).optional().meta({ description: 'Number of usable API keys of the project.' }),
+    workflows: z
+      .number()
+      .int()
+      .min(0)
+      .optional()
+      .meta({ description: 'Number of Ready workflows in the project.' }),
+    apiKeys: z
+      .number()
+      .int()
+      .min(0)
+      .optional()
+      .meta({ description: 'Number of usable API keys of the project.' }),
     observedGeneration: observedGeneration.optional(),
     conditions: conditions.optional(),
   })

@@ -33,20 +33,24 @@ const pricing = z
 
 export const providerModel = z
   .object({
-    name: z.string().min(1).max(200).meta({ description: 'Model name as the provider knows it (deployment name on Azure).' }),
-    requestTypes: z
-      .array(requestType)
+    name: z
+      .string()
       .min(1)
-      .max(6)
-      .default(['chat'])
-      .meta({ description: 'Request types this model serves. Default [chat].', 'x-kubernetes-list-type': 'set' }),
+      .max(200)
+      .meta({ description: 'Model name as the provider knows it (deployment name on Azure).' }),
+    requestTypes: z.array(requestType).min(1).max(6).default(['chat']).meta({
+      description: 'Request types this model serves. Default [chat].',
+      'x-kubernetes-list-type': 'set',
+    }),
     pricing: pricing.optional(),
   })
   .meta({ description: 'A model offered by the provider.' });
 
 export const providerSpec = z
   .object({
-    type: z.enum(PROVIDER_TYPES).meta({ description: `Wire protocol of the provider: ${PROVIDER_TYPES.join(', ')}.` }),
+    type: z
+      .enum(PROVIDER_TYPES)
+      .meta({ description: `Wire protocol of the provider: ${PROVIDER_TYPES.join(', ')}.` }),
     baseURL: z
       .string()
       .max(2048)
@@ -64,14 +68,23 @@ export const providerSpec = z
     credentials: z
       .object({ secretRef: secretKeyRef('provider API key', 'apiKey') })
       .optional()
-      .meta({ description: 'Where the provider API key is. Optional only for openai-compatible servers without auth.' }),
-    streaming: z
-      .boolean()
-      .default(true)
-      .meta({ description: 'Whether the provider streams; when false, streamed requests are answered as one replayed SSE.' }),
+      .meta({
+        description:
+          'Where the provider API key is. Optional only for openai-compatible servers without auth.',
+      }),
+    streaming: z.boolean().default(true).meta({
+      description:
+        'Whether the provider streams; when false, streamed requests are answered as one replayed SSE.',
+    }),
     timeouts: z
       .object({
-        connectMs: z.number().int().min(1).max(600_000).default(5_000).meta({ description: 'TCP+TLS connect timeout in ms.' }),
+        connectMs: z
+          .number()
+          .int()
+          .min(1)
+          .max(600_000)
+          .default(5_000)
+          .meta({ description: 'TCP+TLS connect timeout in ms.' }),
         firstByteMs: z
           .number()
           .int()
@@ -121,11 +134,23 @@ export const providerSpec = z
   })
   .superRefine((spec, ctx) => {
     if (!DEFAULT_BASE_URLS[spec.type] && !spec.baseURL)
-      ctx.addIssue({ code: 'custom', path: ['baseURL'], message: 'baseURL is required for azure-openai and openai-compatible providers' });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['baseURL'],
+        message: 'baseURL is required for azure-openai and openai-compatible providers',
+      });
     if (spec.type !== 'openai-compatible' && !spec.credentials)
-      ctx.addIssue({ code: 'custom', path: ['credentials'], message: 'credentials.secretRef is required for this provider type' });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['credentials'],
+        message: 'credentials.secretRef is required for this provider type',
+      });
     if (spec.timeouts.firstByteMs > spec.timeouts.totalMs)
-      ctx.addIssue({ code: 'custom', path: ['timeouts', 'firstByteMs'], message: 'timeouts.firstByteMs must not exceed timeouts.totalMs' });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['timeouts', 'firstByteMs'],
+        message: 'timeouts.firstByteMs must not exceed timeouts.totalMs',
+      });
   });
 
 export const providerStatus = z
@@ -156,8 +181,20 @@ export const providerInfo: KindInfo = {
   printerColumns: [
     { name: 'Type', type: 'string', jsonPath: '.spec.type', description: 'Provider protocol.' },
     { name: 'Models', type: 'integer', jsonPath: '.status.models', description: 'Models offered.' },
-    { name: 'Streaming', type: 'boolean', jsonPath: '.spec.streaming', description: 'Whether it streams.', priority: 1 },
-    { name: 'Base URL', type: 'string', jsonPath: '.spec.baseURL', description: 'API base URL.', priority: 1 },
+    {
+      name: 'Streaming',
+      type: 'boolean',
+      jsonPath: '.spec.streaming',
+      description: 'Whether it streams.',
+      priority: 1,
+    },
+    {
+      name: 'Base URL',
+      type: 'string',
+      jsonPath: '.spec.baseURL',
+      description: 'API base URL.',
+      priority: 1,
+    },
     readyColumn,
     reasonColumn,
     ageColumn,

@@ -8,7 +8,6 @@ import {
   objectMeta,
   observedGeneration,
   readyColumn,
-  reasonColumn,
   usd,
 } from './common.ts';
 
@@ -19,18 +18,18 @@ export const SLOT_PATTERN = /^(primary|backup-([1-9]|10))$/;
 export const spendCapSpec = z
   .object({
     projectRef: localRef('Project'),
-    scope: z
-      .enum(['project', 'workflow'])
-      .meta({ description: 'project: caps the whole project; workflow: caps one model slot of one workflow.' }),
+    scope: z.enum(['project', 'workflow']).meta({
+      description: 'project: caps the whole project; workflow: caps one model slot of one workflow.',
+    }),
     workflowRef: localRef('Workflow').optional().meta({ description: 'The Workflow (workflow scope only).' }),
     slot: z
       .string()
       .regex(SLOT_PATTERN, 'must be primary or backup-<n>')
       .optional()
       .meta({ description: 'The model slot: primary or backup-<position> (workflow scope only).' }),
-    period: z
-      .enum(SPEND_PERIODS)
-      .meta({ description: 'Reset period, aligned to UTC: hourly, daily, weekly (Monday 00:00 UTC) or monthly.' }),
+    period: z.enum(SPEND_PERIODS).meta({
+      description: 'Reset period, aligned to UTC: hourly, daily, weekly (Monday 00:00 UTC) or monthly.',
+    }),
     limitUsd: usd('Spend limit per period.'),
   })
   .meta({
@@ -50,16 +49,33 @@ export const spendCapSpec = z
   })
   .superRefine((spec, ctx) => {
     if (spec.scope === 'workflow' && (!spec.workflowRef || !spec.slot))
-      ctx.addIssue({ code: 'custom', path: ['workflowRef'], message: 'a workflow-scope SpendCap needs workflowRef and slot' });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['workflowRef'],
+        message: 'a workflow-scope SpendCap needs workflowRef and slot',
+      });
     if (spec.scope === 'project' && (spec.workflowRef || spec.slot))
-      ctx.addIssue({ code: 'custom', path: ['scope'], message: 'a project-scope SpendCap must not set workflowRef or slot' });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['scope'],
+        message: 'a project-scope SpendCap must not set workflowRef or slot',
+      });
   });
 
 export const spendCapStatus = z
   .object({
-    spentUsd: z.string().optional().meta({ description: 'Spend in the current period (decimal string, lags up to ~10 s).' }),
-    state: z.enum(SPEND_STATES).optional().meta({ description: 'ok, warning (80 %), critical (90 %) or exceeded.' }),
-    resetAt: z.string().optional().meta({ description: 'When the current period ends (RFC 3339, UTC).', format: 'date-time' }),
+    spentUsd: z
+      .string()
+      .optional()
+      .meta({ description: 'Spend in the current period (decimal string, lags up to ~10 s).' }),
+    state: z
+      .enum(SPEND_STATES)
+      .optional()
+      .meta({ description: 'ok, warning (80 %), critical (90 %) or exceeded.' }),
+    resetAt: z
+      .string()
+      .optional()
+      .meta({ description: 'When the current period ends (RFC 3339, UTC).', format: 'date-time' }),
     observedGeneration: observedGeneration.optional(),
     conditions: conditions.optional(),
   })
@@ -84,13 +100,30 @@ export const spendCapInfo: KindInfo = {
   printerColumns: [
     { name: 'Project', type: 'string', jsonPath: '.spec.projectRef.name', description: 'Owning project.' },
     { name: 'Scope', type: 'string', jsonPath: '.spec.scope', description: 'project or workflow.' },
-    { name: 'Workflow', type: 'string', jsonPath: '.spec.workflowRef.name', description: 'Capped workflow.', priority: 1 },
+    {
+      name: 'Workflow',
+      type: 'string',
+      jsonPath: '.spec.workflowRef.name',
+      description: 'Capped workflow.',
+      priority: 1,
+    },
     { name: 'Slot', type: 'string', jsonPath: '.spec.slot', description: 'Capped slot.', priority: 1 },
     { name: 'Period', type: 'string', jsonPath: '.spec.period', description: 'Reset period.' },
     { name: 'Limit', type: 'string', jsonPath: '.spec.limitUsd', description: 'Limit in USD.' },
     { name: 'Spent', type: 'string', jsonPath: '.status.spentUsd', description: 'Spent this period in USD.' },
-    { name: 'State', type: 'string', jsonPath: '.status.state', description: 'ok, warning, critical or exceeded.' },
-    { name: 'Resets', type: 'string', jsonPath: '.status.resetAt', description: 'End of the period.', priority: 1 },
+    {
+      name: 'State',
+      type: 'string',
+      jsonPath: '.status.state',
+      description: 'ok, warning, critical or exceeded.',
+    },
+    {
+      name: 'Resets',
+      type: 'string',
+      jsonPath: '.status.resetAt',
+      description: 'End of the period.',
+      priority: 1,
+    },
     readyColumn,
     ageColumn,
   ],

@@ -24,7 +24,11 @@ const modelSlot = (what: string) =>
         .min(1)
         .max(253)
         .meta({ description: `Name of the Provider (same namespace) of the ${what}.` }),
-      model: z.string().min(1).max(200).meta({ description: `Model of the ${what}; must be listed by that Provider.` }),
+      model: z
+        .string()
+        .min(1)
+        .max(200)
+        .meta({ description: `Model of the ${what}; must be listed by that Provider.` }),
     })
     .meta({ description: `The ${what} provider and model.` });
 
@@ -35,7 +39,10 @@ export const workflowSpec = z
       .string()
       .min(1)
       .max(128)
-      .regex(/^[A-Za-z0-9][A-Za-z0-9._:/-]*$/, 'must start with a letter or digit and hold only letters, digits, . _ : / -')
+      .regex(
+        /^[A-Za-z0-9][A-Za-z0-9._:/-]*$/,
+        'must start with a letter or digit and hold only letters, digits, . _ : / -',
+      )
       .optional()
       .meta({
         description:
@@ -43,8 +50,16 @@ export const workflowSpec = z
       }),
     description: z.string().max(2000).optional().meta({ description: 'What the workflow is for.' }),
     requestType: requestType.default('chat'),
-    provider: z.string().min(1).max(253).meta({ description: 'Name of the primary Provider in the same namespace.' }),
-    model: z.string().min(1).max(200).meta({ description: 'Primary model; must be listed by the Provider for requestType.' }),
+    provider: z
+      .string()
+      .min(1)
+      .max(253)
+      .meta({ description: 'Name of the primary Provider in the same namespace.' }),
+    model: z
+      .string()
+      .min(1)
+      .max(200)
+      .meta({ description: 'Primary model; must be listed by the Provider for requestType.' }),
     backups: z
       .array(modelSlot('backup'))
       .max(MAX_BACKUPS)
@@ -57,9 +72,10 @@ export const workflowSpec = z
       .meta({ description: 'System prompt placed before the messages of every request.' }),
     structuredOutput: z
       .object({
-        schema: z
-          .record(z.string(), z.unknown())
-          .meta({ description: 'JSON Schema the answer must conform to.', 'x-kubernetes-preserve-unknown-fields': true }),
+        schema: z.record(z.string(), z.unknown()).meta({
+          description: 'JSON Schema the answer must conform to.',
+          'x-kubernetes-preserve-unknown-fields': true,
+        }),
       })
       .optional()
       .meta({ description: 'Structured output: answers are JSON objects checked against the schema.' }),
@@ -73,10 +89,16 @@ export const workflowSpec = z
       )
       .max(32)
       .optional()
-      .meta({ description: 'Request values echoed in customer_data and in request logs.', 'x-kubernetes-list-type': 'set' }),
+      .meta({
+        description: 'Request values echoed in customer_data and in request logs.',
+        'x-kubernetes-list-type': 'set',
+      }),
     sessionMemory: z
       .object({
-        enabled: z.boolean().default(false).meta({ description: 'Keep conversation history per session_id.' }),
+        enabled: z
+          .boolean()
+          .default(false)
+          .meta({ description: 'Keep conversation history per session_id.' }),
         summarizeAtTokens: z
           .number()
           .int()
@@ -96,14 +118,18 @@ export const workflowSpec = z
       .meta({ description: 'Makes this a backend-pipeline workflow: async only, results await a callback.' }),
     responseCache: z
       .object({
-        ttlSeconds: z.number().int().min(1).max(2_592_000).meta({ description: 'How long identical requests are served from cache.' }),
+        ttlSeconds: z
+          .number()
+          .int()
+          .min(1)
+          .max(2_592_000)
+          .meta({ description: 'How long identical requests are served from cache.' }),
       })
       .optional()
       .meta({ description: 'Response cache for identical requests (sessions bypass it).' }),
-    testMode: z
-      .boolean()
-      .default(false)
-      .meta({ description: 'Answer from the built-in deterministic generator at zero cost; never call a provider.' }),
+    testMode: z.boolean().default(false).meta({
+      description: 'Answer from the built-in deterministic generator at zero cost; never call a provider.',
+    }),
   })
   .meta({
     description: 'A saved route: primary provider and model, ordered backups and request handling options.',
@@ -124,7 +150,10 @@ export const workflowSpec = z
 
 export const workflowStatus = z
   .object({
-    apiName: z.string().optional().meta({ description: 'The name clients use (spec.name or metadata.name).' }),
+    apiName: z
+      .string()
+      .optional()
+      .meta({ description: 'The name clients use (spec.name or metadata.name).' }),
     backups: z.number().int().min(0).optional().meta({ description: 'Number of configured backups.' }),
     route: z.string().optional().meta({ description: 'Primary route as <provider>/<model>.' }),
     observedGeneration: observedGeneration.optional(),
@@ -154,7 +183,13 @@ export const workflowInfo: KindInfo = {
     { name: 'Provider', type: 'string', jsonPath: '.spec.provider', description: 'Primary provider.' },
     { name: 'Model', type: 'string', jsonPath: '.spec.model', description: 'Primary model.' },
     { name: 'Backups', type: 'integer', jsonPath: '.status.backups', description: 'Configured backups.' },
-    { name: 'Test', type: 'boolean', jsonPath: '.spec.testMode', description: 'Answers offline.', priority: 1 },
+    {
+      name: 'Test',
+      type: 'boolean',
+      jsonPath: '.spec.testMode',
+      description: 'Answers offline.',
+      priority: 1,
+    },
     readyColumn,
     reasonColumn,
     ageColumn,

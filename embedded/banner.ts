@@ -1,0 +1,60 @@
+import type { Verdict } from '../operator/src/compiler/index.ts';
+import type { LoadedConfig } from '../operator/src/load/folder.ts';
+
+/** What to print at start: where the gateway is and a call that works against this config. */
+export function startBanner(
+  url: string,
+  metricsUrl: string,
+  dir: string,
+  loaded: LoadedConfig,
+  verdicts: Verdict[],
+): string {
+  const ready = verdicts.filter((v) => v.ok);
+  const workflows = ready
+    .filter((v) => v.ref.kind === 'Workflow')
+    .map((v) => String(v.details.apiName ?? v.ref.name));
+  const keyObject = loaded.objects.find(
+    (o) =>
+      o.kind === 'ApiKey' &&
+      ready.some(
+        (v) =>
+          v.ref.kind === 'ApiKey' &&
+          v.ref.name === o.metadata.name &&
+          v.ref.namespace === o.metadata.namespace,
+      ),
+  );
+  let key = '<your sy_live_ key>';
+  if (keyObject?.kind === 'ApiKey' && keyObject.spec.secretRef) {
+    const ref = keyObject.spec.secretRef;
+    const secret = loaded.secrets.find(
+      (s) => s.namespace === keyObject.metadata.namespace && s.name === ref.name,
+    );
+    key = secret?.data[ref.key]?.trim() ?? key;
+  }
+  // Prefer a plain chat workflow for the example call: it needs nothing but messages.
+  const chat = loaded.objects.find(
+    (o) =>
+      o.kind === 'Workflow' &&
+      o.spec.requestType === 'chat' &&
+      !o.spec.structuredOutput &&
+      !o.spec.eventName &&
+      workflows.includes(o.spec.name ?? o.metadata.name),
+  );
+  const wf =
+    chat?.kind === 'Workflow' ? (chat.spec.name ?? chat.metadata.name) : (workflows[0] ?? '<workflow>');
+  const lines = [
+    '',
+    `Switchyard gateway (embedded mode) is serving ${dir}: ${workflows.length} workflow(s), ${verdicts.length - ready.length} object(s) not ready, ${loaded.problems.length} problem(s).`,
+    `  API:     ${url}   (also under ${url}/api)`,
+    `  Metrics: ${metricsUrl}/metrics   Ready: ${metricsUrl}/readyz`,
+    `  Workflows: ${workflows.join(', ') || '(none)'}`,
+    '',
+    'Try it:',
+    `  curl -s ${url}/v1/ai -H 'Authorization: Bearer ${key}' -H 'Content-Type: application/json' \\`,
+    `    -d '{"workflow":"${wf}","format":"wrapped","messages":[{"role":"user","content":"Hello!"}]}'`,
+    '',
+    `  OpenAI SDK: new OpenAI({ baseURL: '${url}/v1', apiKey: '${key}' }) with model: '${wf}'`,
+    '',
+  ];
+  return lines.join('\n');
+}

@@ -1,0 +1,52 @@
+import { randomBytes } from 'node:crypto';
+import { resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import pino from 'pino';
+import { parseSealKey } from '../contract/index.ts';
+import { readGatewayEnv } from '../gateway/src/config/env.ts';
+import { createGateway } from '../gateway/src/gateway.ts';
+import { SnapshotStore } from '../gateway/src/snapshot/store.ts';
+import { startBanner } from './banner.ts';
+import { loadInto, watchFolder } from './config-source.ts';
+
+// Embedded mode: one process reads CR YAML from a folder, compiles the snapshot in-process and
+// serves the gateway. No cluster, no Redis (runtime state stays in memory).
+const { values } = parseArgs({
+  options: {
+    config: { type: 'string', default: 'examples' },
+    port: { type: 'string' },
+    'metrics-port': { type: 'string' },
+  },
+});
+const env = readGatewayEnv();
+const logger = pino({ level: env.LOG_LEVEL, base: { service: 'switchyard-gateway', mode: 'embedded' } });
+const dir = resolve(values.config ?? 'examples');
+// The seal key only protects the in-process snapshot here, so a fresh one per run is enough.
+const sealKey = env.SWITCHYARD_SEAL_KEY ? parseSealKey(env.SWITCHYARD_SEAL_KEY) : randomBytes(32);
+const store = new SnapshotStore(sealKey);
+const first = await loadInto(dir, store, sealKey, logger);
+const gateway = createGateway(store, { logger });
+const port = values.port !== undefined ? Number(values.port) : env.SWITCHYARD_PORT;
+const metricsPort =
+  values['metrics-port'] !== undefined ? Number(values['metrics-port']) : env.SWITCHYARD_METRICS_PORT;
+const { url, metricsUrl } = await gateway.listen(env.SWITCHYARD_HOST, port, metricsPort);
+// Listening on 0.0.0.0 reports the first interface; localhost is what a person on this machine types.
+const local = (u: string) => `http://localhost:${new URL(u).port}`;
+process.stdout.write(
+  startBanner(local(url), local(metricsUrl), values.config ?? 'examples', first.loaded, first.verdicts),
+);
+const stopWatching = watchFolder(dir, () => loadInto(dir, store, sealKey, logger), logger);
+
+let stopping = false;
+for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+  process.on(signal, () => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ msg: `${signal}: finishing in-flight requests` });
+    stopWatching();
+    gateway.close(env.SWITCHYARD_SHUTDOWN_GRACE_MS).then(
+      () => process.exit(0),
+      () => process.exit(1),
+    );
+  });
+}

@@ -1,0 +1,47 @@
+import { hashApiKey } from '../../../contract/index.ts';
+import { GatewayError } from '../errors/index.ts';
+import type { Runtime, RuntimeKey, RuntimeProject } from '../snapshot/runtime.ts';
+
+export interface AuthContext {
+  key: RuntimeKey;
+  keyHash: string;
+  project: RuntimeProject;
+}
+
+const KEY_SHAPE = /^sy_live_[A-Za-z0-9_]{24,256}$/;
+
+/**
+ * Bearer project keys. Keys are compared by SHA-256 digest through a Map: the secret itself is
+ * never compared byte by byte, so response timing tells nothing about how much of a guess matched.
+ */
+export function authenticate(header: string | undefined, runtime: Runtime, now = Date.now()): AuthContext {
+  if (!header)
+    throw new GatewayError('missing_api_key', 'Missing API key.', {
+      hint: 'Send the header "Authorization: Bearer sy_live_...".',
+    });
+  if (!header.startsWith('Bearer ') && !header.startsWith('bearer '))
+    throw new GatewayError('invalid_api_key', 'The Authorization header must use the Bearer scheme.', {
+      hint: 'Send the header "Authorization: Bearer sy_live_...".',
+    });
+  const token = header.slice(7).trim();
+  if (!KEY_SHAPE.test(token))
+    throw new GatewayError('invalid_api_key', 'Malformed API key.', {
+      hint: 'Project API keys start with sy_live_.',
+    });
+  const keyHash = hashApiKey(token);
+  const key = runtime.keys.get(keyHash);
+  // Unknown, revoked and rotated-out keys are simply absent from the snapshot; expiry is checked
+  // here as well because a snapshot can outlive the instant a key expires.
+  if (!key || key.notAfterMs <= now)
+    throw new GatewayError('invalid_api_key', 'Invalid, expired or revoked API key.');
+  const project = runtime.projects.get(key.projectId);
+  if (!project) throw new GatewayError('invalid_api_key', 'Invalid, expired or revoked API key.');
+  return { key, keyHash, project };
+}
+
+export function requireScope(auth: AuthContext, scope: 'ai' | 'console'): void {
+  if (!auth.key.scopes.includes(scope))
+    throw new GatewayError('insufficient_permission', `This API key lacks the "${scope}" scope.`, {
+      hint: `Add "${scope}" to the ApiKey's spec.scopes.`,
+    });
+}

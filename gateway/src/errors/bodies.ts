@@ -1,0 +1,70 @@
+import type { ErrorCode, GatewayError } from './gateway-error.ts';
+
+export type Surface = 'native' | 'compat';
+
+/** Native (validation-shaped) body: `{error: <code>, message, hint?, param?}`. */
+export interface NativeErrorBody {
+  error: string;
+  message: string;
+  hint?: string;
+  param?: string;
+}
+
+/** Compatible (OpenAI-shaped) body. */
+export interface CompatErrorBody {
+  error: { message: string; type: string; param: string | null; code: string | null };
+}
+
+const COMPAT_TYPE: Record<ErrorCode, string> = {
+  missing_api_key: 'authentication_error',
+  invalid_api_key: 'authentication_error',
+  insufficient_permission: 'permission_error',
+  invalid_request: 'invalid_request_error',
+  invalid_json: 'invalid_request_error',
+  request_type_mismatch: 'invalid_request_error',
+  unsupported_parameter: 'invalid_request_error',
+  workflow_not_found: 'invalid_request_error',
+  model_not_supported: 'invalid_request_error',
+  feature_disabled: 'invalid_request_error',
+  rate_limit_exceeded: 'rate_limit_error',
+  session_not_found: 'invalid_request_error',
+  payload_too_large: 'invalid_request_error',
+  unsupported_media_type: 'invalid_request_error',
+  not_found: 'invalid_request_error',
+  method_not_allowed: 'invalid_request_error',
+  upstream_error: 'api_error',
+  service_unavailable: 'api_error',
+};
+
+/** Codes renamed on the compatible surface to what OpenAI clients expect. */
+const COMPAT_CODE: Partial<Record<ErrorCode, string>> = {
+  missing_api_key: 'invalid_api_key',
+  workflow_not_found: 'model_not_found',
+  invalid_request: 'invalid_request',
+  not_found: 'unknown_url',
+};
+
+export function nativeErrorBody(err: GatewayError): NativeErrorBody {
+  return {
+    error: err.code,
+    message: err.message,
+    ...(err.hint ? { hint: err.hint } : {}),
+    ...(err.param ? { param: err.param } : {}),
+  };
+}
+
+export function compatErrorBody(err: GatewayError): CompatErrorBody {
+  const param =
+    err.param ?? (err.code === 'workflow_not_found' || err.code === 'model_not_supported' ? 'model' : null);
+  return {
+    error: {
+      message: err.hint ? `${err.message} ${err.hint}` : err.message,
+      type: COMPAT_TYPE[err.code],
+      param,
+      code: COMPAT_CODE[err.code] ?? err.code,
+    },
+  };
+}
+
+export const errorBody = (surface: Surface, err: GatewayError): NativeErrorBody | CompatErrorBody =>
+  surface === 'compat' ? compatErrorBody(err) : nativeErrorBody(err);

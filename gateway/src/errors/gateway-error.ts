@@ -1,0 +1,71 @@
+/**
+ * Every failure the gateway answers with is a GatewayError with a stable code. How a code looks on
+ * the wire (native `{error, message, hint}` or compatible `{error: {message, type, code, param}}`)
+ * is decided in one place: ./bodies.ts.
+ */
+export type ErrorCode =
+  | 'missing_api_key'
+  | 'invalid_api_key'
+  | 'insufficient_permission'
+  | 'invalid_request'
+  | 'invalid_json'
+  | 'request_type_mismatch'
+  | 'unsupported_parameter'
+  | 'workflow_not_found'
+  | 'model_not_supported'
+  | 'feature_disabled'
+  | 'rate_limit_exceeded'
+  | 'session_not_found'
+  | 'payload_too_large'
+  | 'unsupported_media_type'
+  | 'not_found'
+  | 'method_not_allowed'
+  | 'upstream_error'
+  | 'service_unavailable';
+
+export const STATUS_OF: Record<ErrorCode, number> = {
+  missing_api_key: 401,
+  invalid_api_key: 401,
+  insufficient_permission: 403,
+  invalid_request: 400,
+  invalid_json: 400,
+  request_type_mismatch: 400,
+  unsupported_parameter: 400,
+  workflow_not_found: 404,
+  model_not_supported: 400,
+  feature_disabled: 503,
+  rate_limit_exceeded: 429,
+  session_not_found: 422,
+  payload_too_large: 413,
+  unsupported_media_type: 415,
+  not_found: 404,
+  method_not_allowed: 405,
+  upstream_error: 502,
+  service_unavailable: 503,
+};
+
+export interface GatewayErrorInit {
+  hint?: string | undefined;
+  /** The request field at fault, e.g. `temperature` or `messages[0].role`. */
+  param?: string | undefined;
+  retryAfterSeconds?: number | undefined;
+  cause?: unknown;
+}
+
+export class GatewayError extends Error {
+  readonly code: ErrorCode;
+  readonly status: number;
+  readonly hint: string | undefined;
+  readonly param: string | undefined;
+  readonly retryAfterSeconds: number | undefined;
+
+  constructor(code: ErrorCode, message: string, init: GatewayErrorInit = {}) {
+    super(message, init.cause === undefined ? undefined : { cause: init.cause });
+    this.name = 'GatewayError';
+    this.code = code;
+    this.status = STATUS_OF[code];
+    this.hint = init.hint;
+    this.param = init.param;
+    this.retryAfterSeconds = init.retryAfterSeconds;
+  }
+}

@@ -1,0 +1,61 @@
+import type { FastifyInstance } from 'fastify';
+import pino, { type Logger } from 'pino';
+import { buildGatewayApp } from './http/app.ts';
+import { buildOpsApp } from './http/ops-app.ts';
+import { GatewayMetrics } from './observability/metrics.ts';
+import type { SnapshotStore } from './snapshot/store.ts';
+import { closeUpstreamPools } from './upstream/http.ts';
+
+export interface Gateway {
+  app: FastifyInstance;
+  ops: FastifyInstance;
+  metrics: GatewayMetrics;
+  logger: Logger;
+  /** Binds both ports; returns the bound addresses (port 0 picks free ports). */
+  listen(host: string, port: number, metricsPort: number): Promise<{ url: string; metricsUrl: string }>;
+  /** Graceful stop: refuse new work, let in-flight requests and streams finish, then close. */
+  close(graceMs?: number): Promise<void>;
+}
+
+export function createGateway(
+  store: SnapshotStore,
+  opts: { logger?: Logger; logLevel?: string } = {},
+): Gateway {
+  const logger =
+    opts.logger ?? pino({ level: opts.logLevel ?? 'info', base: { service: 'switchyard-gateway' } });
+  const metrics = new GatewayMetrics();
+  let closing = false;
+  const app = buildGatewayApp({ store, metrics, logger });
+  const ops = buildOpsApp(store, metrics, () => closing);
+  if (store.current) metrics.setSnapshot(store.current.version);
+  store.onChange((rt) => {
+    metrics.setSnapshot(rt.version);
+    logger.info({
+      msg: 'snapshot installed',
+      version: rt.version,
+      projects: rt.projects.size,
+      keys: rt.keys.size,
+    });
+  });
+
+  return {
+    app,
+    ops,
+    metrics,
+    logger,
+    async listen(host, port, metricsPort) {
+      const url = await app.listen({ host, port });
+      const metricsUrl = await ops.listen({ host, port: metricsPort });
+      return { url, metricsUrl };
+    },
+    async close(graceMs = 25_000) {
+      closing = true;
+      const timer = setTimeout(() => app.server.closeAllConnections(), graceMs);
+      timer.unref();
+      await app.close();
+      clearTimeout(timer);
+      await ops.close();
+      await closeUpstreamPools();
+    },
+  };
+}

@@ -1,0 +1,96 @@
+import { randomUUID } from 'node:crypto';
+import multipart from '@fastify/multipart';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
+import type { Logger } from 'pino';
+import { authenticate, requireScope } from '../auth/authenticate.ts';
+import { GatewayError } from '../errors/index.ts';
+import { countRequest, requestLogLine } from '../observability/log-line.ts';
+import type { GatewayMetrics } from '../observability/metrics.ts';
+import { LIMITS } from '../requests/limits.ts';
+import type { SnapshotStore } from '../snapshot/store.ts';
+import { compatRoutes } from './compat-routes.ts';
+import './context.ts';
+import { sendError, surfaceOf } from './errors.ts';
+import { nativeRoutes } from './native-routes.ts';
+
+export interface GatewayAppOptions {
+  store: SnapshotStore;
+  metrics: GatewayMetrics;
+  logger: Logger;
+}
+
+/** Every path is served under both /v1 and /api/v1 (DESIGN.md), so either SDK base URL works. */
+export const API_PREFIXES = ['/v1', '/api/v1'] as const;
+
+export function buildGatewayApp(opts: GatewayAppOptions): FastifyInstance {
+  const { store, metrics, logger } = opts;
+  const app = Fastify({
+    loggerInstance: logger as FastifyBaseLogger,
+    // Our own onResponse hook writes the one log line per request; fastify's two are switched off.
+    logController: new LogController({ disableRequestLogging: true }),
+    bodyLimit: LIMITS.defaultBodyBytes,
+    genReqId: () => randomUUID(),
+    requestIdHeader: false,
+    return503OnClosing: true,
+    forceCloseConnections: 'idle',
+    routerOptions: { ignoreTrailingSlash: true },
+  });
+  app.decorateRequest('auth', null);
+  app.decorateRequest('record', null as never);
+  app.decorateRequest('startedAt', 0);
+  void app.register(multipart, { attachFieldsToBody: false });
+
+  app.addHook('onRequest', async (req) => {
+    req.startedAt = performance.now();
+    const surface = req.routeOptions.config?.surface;
+    req.record = { surface: surface ?? 'other' };
+    const scope = req.routeOptions.config?.scope;
+    if (!scope) return;
+    metrics.inFlight.inc({ surface: surface ?? 'other' });
+    const runtime = store.current;
+    if (!runtime)
+      throw new GatewayError('service_unavailable', 'The gateway has no configuration loaded yet.', {
+        retryAfterSeconds: 1,
+      });
+    const auth = authenticate(req.headers.authorization, runtime);
+    req.auth = auth;
+    req.record.project = auth.key.projectId;
+    req.record.keyId = auth.key.keyId;
+    requireScope(auth, scope);
+  });
+
+  app.addHook('onResponse', async (req, reply) => {
+    if (req.routeOptions.config?.scope) metrics.inFlight.dec({ surface: req.record.surface });
+    const finished = {
+      id: req.id,
+      method: req.method,
+      path: req.url.split('?')[0] ?? req.url,
+      status: reply.statusCode,
+      durationMs: performance.now() - req.startedAt,
+      record: req.record,
+    };
+    countRequest(metrics, finished);
+    req.log.info(requestLogLine(finished));
+  });
+
+  app.setErrorHandler((err, req, reply) => sendError(err, req, reply));
+  app.setNotFoundHandler((req, reply) => {
+    req.record.surface = surfaceOf(req);
+    return sendError(
+      new GatewayError('not_found', `No route for ${req.method} ${req.url.split('?')[0]}.`),
+      req,
+      reply,
+    );
+  });
+
+  for (const prefix of API_PREFIXES) {
+    void app.register(
+      async (scoped) => {
+        nativeRoutes(scoped);
+        compatRoutes(scoped);
+      },
+      { prefix },
+    );
+  }
+  return app;
+}

@@ -1,0 +1,30 @@
+import type { AuthContext } from '../auth/authenticate.ts';
+import type { RequestRecord } from '../observability/request-record.ts';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    auth: AuthContext | null;
+    record: RequestRecord;
+    startedAt: number;
+  }
+  interface FastifyContextConfig {
+    surface?: 'native' | 'compat';
+    /** The key scope a route needs; routes without one are public (health, metrics). */
+    scope?: 'ai' | 'console';
+  }
+}
+
+export function authOf(req: { auth: AuthContext | null }): AuthContext {
+  // The onRequest hook authenticates every route with a scope; reaching here without auth is a bug.
+  if (!req.auth) throw new Error('route reached without authentication');
+  return req.auth;
+}
+
+/** Aborts upstream work when the client goes away before the response is complete. */
+export function clientAbortSignal(raw: import('node:http').ServerResponse): AbortSignal {
+  const ac = new AbortController();
+  raw.once('close', () => {
+    if (!raw.writableFinished) ac.abort();
+  });
+  return ac.signal;
+}

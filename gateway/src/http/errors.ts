@@ -1,0 +1,53 @@
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import { errorBody, GatewayError } from '../errors/index.ts';
+
+/** Fastify's own errors (body parsing, limits) in our vocabulary. */
+function fromFastify(err: FastifyError): GatewayError | undefined {
+  switch (err.code) {
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return new GatewayError('invalid_json', 'The request body is not valid JSON.', {
+        hint: 'Send a JSON object body.',
+      });
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return new GatewayError('payload_too_large', 'The request body is too large.');
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+      return new GatewayError('unsupported_media_type', 'Unsupported Content-Type.', {
+        hint: 'Send Content-Type: application/json.',
+      });
+    default:
+      if (err instanceof SyntaxError || err.statusCode === 400)
+        return new GatewayError('invalid_json', 'The request body is not valid JSON.', {
+          hint: 'Send a JSON object body.',
+        });
+      if (err.statusCode === 413)
+        return new GatewayError('payload_too_large', 'The request body is too large.');
+      if (err.statusCode === 415)
+        return new GatewayError('unsupported_media_type', 'Unsupported Content-Type.');
+      return undefined;
+  }
+}
+
+export function surfaceOf(req: FastifyRequest): 'native' | 'compat' {
+  return (
+    req.routeOptions.config?.surface ??
+    (/\/(chat|models|embeddings|images|audio|provider-models)/.test(req.url) ? 'compat' : 'native')
+  );
+}
+
+/** The one place errors become HTTP responses. Unknown errors are logged and answered 503, never 500. */
+export function sendError(err: unknown, req: FastifyRequest, reply: FastifyReply): FastifyReply {
+  let ge = err instanceof GatewayError ? err : fromFastify(err as FastifyError);
+  if (!ge) {
+    req.log.error({ err }, 'unhandled error');
+    ge = new GatewayError(
+      'service_unavailable',
+      'The gateway failed to handle the request; it is safe to retry.',
+    );
+  }
+  if (req.record.outcome === undefined)
+    req.record.outcome = ge.status >= 500 ? 'upstream_error' : 'client_error';
+  if (ge.retryAfterSeconds !== undefined) void reply.header('retry-after', String(ge.retryAfterSeconds));
+  return reply.code(ge.status).send(errorBody(surfaceOf(req), ge));
+}

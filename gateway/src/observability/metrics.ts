@@ -1,0 +1,81 @@
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+
+/** Gateway metrics. One registry per gateway instance, so tests can run several side by side. */
+export class GatewayMetrics {
+  readonly registry = new Registry();
+
+  readonly requests = new Counter({
+    name: 'switchyard_requests_total',
+    help: 'Requests served, by API surface, project, workflow, used provider and model, and outcome.',
+    labelNames: ['surface', 'project', 'workflow', 'provider', 'model', 'outcome'] as const,
+    registers: [this.registry],
+  });
+
+  readonly duration = new Histogram({
+    name: 'switchyard_request_duration_seconds',
+    help: 'End-to-end request duration as seen by the gateway.',
+    labelNames: ['surface', 'outcome'] as const,
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120],
+    registers: [this.registry],
+  });
+
+  readonly upstream = new Histogram({
+    name: 'switchyard_upstream_duration_seconds',
+    help: 'Duration of one upstream attempt, by provider, model and result.',
+    labelNames: ['provider', 'model', 'result'] as const,
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120],
+    registers: [this.registry],
+  });
+
+  readonly ttft = new Histogram({
+    name: 'switchyard_time_to_first_token_seconds',
+    help: 'Time from request arrival to the first streamed content chunk.',
+    labelNames: ['surface', 'provider', 'model'] as const,
+    buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    registers: [this.registry],
+  });
+
+  readonly tokens = new Counter({
+    name: 'switchyard_tokens_total',
+    help: 'Tokens reported by providers, by project, workflow, provider, model and direction.',
+    labelNames: ['project', 'workflow', 'provider', 'model', 'direction'] as const,
+    registers: [this.registry],
+  });
+
+  readonly failovers = new Counter({
+    name: 'switchyard_failovers_total',
+    help: 'Attempts that failed or were skipped and passed the request to the next slot.',
+    labelNames: ['project', 'workflow', 'provider', 'model', 'reason'] as const,
+    registers: [this.registry],
+  });
+
+  readonly inFlight = new Gauge({
+    name: 'switchyard_requests_in_flight',
+    help: 'Requests being served right now.',
+    labelNames: ['surface'] as const,
+    registers: [this.registry],
+  });
+
+  readonly snapshotInfo = new Gauge({
+    name: 'switchyard_snapshot_info',
+    help: 'The config snapshot being served (value 1, version in the label).',
+    labelNames: ['version'] as const,
+    registers: [this.registry],
+  });
+
+  readonly snapshotLoaded = new Gauge({
+    name: 'switchyard_snapshot_loaded_timestamp_seconds',
+    help: 'When the current snapshot was installed.',
+    registers: [this.registry],
+  });
+
+  constructor() {
+    collectDefaultMetrics({ register: this.registry, prefix: 'switchyard_gateway_' });
+  }
+
+  setSnapshot(version: string): void {
+    this.snapshotInfo.reset();
+    this.snapshotInfo.set({ version }, 1);
+    this.snapshotLoaded.set(Date.now() / 1000);
+  }
+}

@@ -1,0 +1,97 @@
+import type { AuthContext } from '../auth/authenticate.ts';
+import { GatewayError } from '../errors/index.ts';
+import type { CanonicalRequest } from '../providers/types.ts';
+import { inferRequestType, toCanonical } from '../requests/canonical.ts';
+import type { NativeBody } from '../requests/native-schema.ts';
+import { resolveStructured, schemaName } from '../requests/structured.ts';
+import { customerData } from '../responses/native.ts';
+import type { ExecutionPlan } from '../routing/plan.ts';
+import { resolveRoute } from '../routing/resolve.ts';
+import { assertCompilable, SchemaCompileError } from '../structured/validate.ts';
+
+/** A validated request, routed and translated, ready for the failover engine. Surface-independent. */
+export interface Prepared {
+  plan: ExecutionPlan;
+  request: CanonicalRequest;
+  workflowName: string | null;
+  requestedProvider: string;
+  requestedModel: string;
+  backups: { position: number; provider: string; model: string }[];
+  customerData: Record<string, unknown>;
+  eventName: string | undefined;
+}
+
+const STREAMABLE = new Set(['chat', 'completion', 'vision']);
+
+export function prepare(auth: AuthContext, body: NativeBody, opts: { compat: boolean }): Prepared {
+  const route = resolveRoute(auth.project, {
+    workflow: opts.compat ? undefined : body.workflow,
+    model: body.model,
+    provider: opts.compat ? undefined : body.provider,
+  });
+  const wf = route.kind === 'workflow' ? route.workflow : undefined;
+  const requestType = wf
+    ? wf.config.requestType
+    : inferRequestType(body, route.kind === 'direct' ? route.supported : []);
+  const subject = wf ? `Workflow "${wf.config.name}"` : `Model "${body.model}"`;
+  if (route.kind === 'direct' && !route.supported.includes(requestType))
+    throw new GatewayError(
+      'request_type_mismatch',
+      `${subject} does not support request type ${requestType}.`,
+      {
+        param: 'model',
+        hint: `It supports: ${route.supported.join(', ')}.`,
+      },
+    );
+  if (body.stream && !STREAMABLE.has(requestType))
+    throw new GatewayError('invalid_request', `stream is not supported for request type ${requestType}.`, {
+      param: 'stream',
+    });
+
+  const structured = STREAMABLE.has(requestType)
+    ? resolveStructured(
+        body.response_format,
+        wf?.config.structuredOutputSchema,
+        body.structured_output_schema,
+        schemaName(wf?.config.name ?? 'output'),
+      )
+    : ({ kind: 'none' } as const);
+  if (structured.kind === 'schema') {
+    try {
+      assertCompilable(structured.output.schema);
+    } catch (err) {
+      if (err instanceof SchemaCompileError)
+        throw new GatewayError(
+          'invalid_request',
+          `The structured output schema is not valid: ${err.message}`,
+          { param: 'response_format' },
+        );
+      throw err;
+    }
+  }
+  const request = toCanonical(body, {
+    subject,
+    requestType,
+    systemInstructions: wf?.config.systemInstructions,
+    structured,
+  });
+  const slots = wf ? wf.slots : route.kind === 'direct' ? [route.slot] : [];
+  const primary = slots[0]!;
+  return {
+    plan: {
+      workflow: wf,
+      requestType,
+      slots,
+      testMode: wf?.config.testMode ?? false,
+      structured: structured.kind === 'schema' ? structured.output : undefined,
+      json: structured.kind === 'json',
+    },
+    request,
+    workflowName: wf?.config.name ?? null,
+    requestedProvider: body.provider && !wf ? body.provider : primary.provider,
+    requestedModel: wf ? primary.model : (body.model ?? primary.model),
+    backups: wf?.backups ?? [],
+    customerData: wf ? customerData(wf.config.cacheFields, body as Record<string, unknown>) : {},
+    eventName: wf?.config.eventName,
+  };
+}

@@ -1,0 +1,72 @@
+import { z } from 'zod';
+import { LIMITS } from './limits.ts';
+
+const textPart = z.object({ type: z.literal('text'), text: z.string() });
+const imagePart = z.object({
+  type: z.literal('image_url'),
+  image_url: z.object({
+    url: z
+      .string()
+      .min(1)
+      .refine(
+        (u) => /^(https?:\/\/|data:image\/[a-z0-9.+-]+;base64,)/i.test(u),
+        'must be an http(s) URL or a data: URI with base64',
+      ),
+    detail: z.enum(['auto', 'low', 'high']).optional(),
+  }),
+});
+export const contentPart = z.discriminatedUnion('type', [textPart, imagePart], {
+  error: 'content parts must be {type: "text", text} or {type: "image_url", image_url: {url}}',
+});
+
+const toolCall = z.object({
+  id: z.string().min(1),
+  type: z.literal('function'),
+  function: z.object({ name: z.string().min(1), arguments: z.string() }),
+});
+
+export const message = z.object({
+  role: z.enum(['system', 'developer', 'user', 'assistant', 'tool'], {
+    error: 'role must be one of system, developer, user, assistant, tool',
+  }),
+  content: z.union([z.string(), z.array(contentPart).max(256), z.null()], {
+    error: 'content must be a string or an array of content parts',
+  }),
+  name: z.string().max(256).optional(),
+  tool_calls: z.array(toolCall).max(LIMITS.tools).optional(),
+  tool_call_id: z.string().max(256).optional(),
+});
+export type MessageInput = z.infer<typeof message>;
+
+export const tool = z.object({
+  type: z.literal('function'),
+  function: z.object({
+    name: z.string().regex(/^[a-zA-Z0-9_-]{1,64}$/, 'tool names are 1-64 letters, digits, _ or -'),
+    description: z.string().max(4096).optional(),
+    parameters: z.record(z.string(), z.unknown()).optional(),
+    strict: z.boolean().nullable().optional(),
+  }),
+});
+
+export const toolChoice = z.union([
+  z.enum(['auto', 'none', 'required']),
+  z.object({ type: z.literal('function'), function: z.object({ name: z.string().min(1) }) }),
+]);
+
+export const stop = z.union([z.string().min(1), z.array(z.string().min(1)).max(LIMITS.stopSequences)]);
+
+export const sampling = {
+  temperature: z
+    .number()
+    .min(0, 'temperature must be between 0 and 2')
+    .max(2, 'temperature must be between 0 and 2')
+    .optional(),
+  max_tokens: z.number().int().min(1).max(LIMITS.maxTokens).optional(),
+  top_p: z.number().min(0).max(1).optional(),
+  stop: stop.optional(),
+};
+
+export const freeForm = z.record(z.string(), z.unknown());
+export const uuid = z
+  .string()
+  .regex(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i, 'must be a UUID');

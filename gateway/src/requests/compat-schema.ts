@@ -1,0 +1,62 @@
+import { z } from 'zod';
+import { freeForm, message, sampling, tool, toolChoice, uuid } from './common-schema.ts';
+import { LIMITS } from './limits.ts';
+
+/** Parameters the compatible surface refuses with unsupported_parameter (DESIGN.md). */
+export const UNSUPPORTED_CHAT_PARAMS = ['functions', 'function_call', 'logprobs', 'top_logprobs'] as const;
+
+export const compatChatBody = z.object({
+  model: z.string({ error: 'model is required: send the workflow name' }).min(1).max(200),
+  messages: z
+    .array(message, { error: 'messages is required' })
+    .min(1, 'messages must not be empty')
+    .max(LIMITS.messages),
+  ...sampling,
+  max_completion_tokens: z.number().int().min(1).max(LIMITS.maxTokens).optional(),
+  stream: z.boolean().optional(),
+  stream_options: z.object({ include_usage: z.boolean().optional() }).nullable().optional(),
+  tools: z.array(tool).max(LIMITS.tools).optional(),
+  tool_choice: toolChoice.optional(),
+  parallel_tool_calls: z.boolean().optional(),
+  n: z.number().int().min(1).optional(),
+  response_format: freeForm.optional(),
+  session_id: uuid.optional(),
+  metadata: freeForm.optional(),
+  user: z.string().max(256).optional(),
+  seed: z.number().int().optional(),
+  presence_penalty: z.number().min(-2).max(2).optional(),
+  frequency_penalty: z.number().min(-2).max(2).optional(),
+});
+export type CompatChatBody = z.infer<typeof compatChatBody>;
+
+export const compatEmbeddingBody = z.object({
+  model: z.string({ error: 'model is required: send the workflow name' }).min(1).max(200),
+  input: z.union([z.string().min(1), z.array(z.string().min(1)).min(1).max(LIMITS.embeddingInputs)], {
+    error: 'input must be a string or an array of strings',
+  }),
+  encoding_format: z.enum(['float', 'base64']).optional(),
+  dimensions: z.number().int().min(1).max(65536).optional(),
+  user: z.string().max(256).optional(),
+});
+
+export const compatImageBody = z.object({
+  model: z.string({ error: 'model is required: send the workflow name' }).min(1).max(200),
+  prompt: z.string({ error: 'prompt is required' }).min(1).max(32000),
+  n: z.number().int().min(1).max(LIMITS.images).optional(),
+  size: z
+    .string()
+    .regex(/^\d{2,5}x\d{2,5}$/, 'size must look like 1024x1024')
+    .optional(),
+  quality: z.string().max(32).optional(),
+  style: z.string().max(32).optional(),
+  response_format: z.enum(['url', 'b64_json']).optional(),
+  user: z.string().max(256).optional(),
+});
+
+export const compatSpeechBody = z.object({
+  model: z.string({ error: 'model is required: send the workflow name' }).min(1).max(200),
+  input: z.string({ error: 'input is required' }).min(1).max(4096),
+  voice: z.string({ error: 'voice is required' }).min(1).max(64),
+  response_format: z.enum(['mp3', 'wav', 'opus', 'aac', 'flac', 'pcm']).optional(),
+  speed: z.number().min(0.25).max(4).optional(),
+});

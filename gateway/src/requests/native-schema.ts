@@ -1,0 +1,46 @@
+import { z } from 'zod';
+import { freeForm, message, sampling, tool, toolChoice, uuid } from './common-schema.ts';
+import { LIMITS } from './limits.ts';
+
+/** Body of POST /v1/ai and /v1/ai/async. Fields of every request type; the workflow's type decides which apply. */
+export const nativeBody = z.object({
+  workflow: z.string().min(1).max(128).optional(),
+  model: z.string().min(1).max(200).optional(),
+  provider: z.string().min(1).max(253).optional(),
+  messages: z.array(message).min(1, 'messages must not be empty').max(LIMITS.messages).optional(),
+  prompt: z.string().min(1).optional(),
+  input: z
+    .union([z.string().min(1), z.array(z.string().min(1)).min(1).max(LIMITS.embeddingInputs)])
+    .optional(),
+  ...sampling,
+  stream: z.boolean().optional(),
+  format: z.enum(['raw', 'wrapped'], { error: 'format must be raw or wrapped' }).optional(),
+  // A JSON schema for structured output, an OpenAI-style {type: json_schema}, or, for audio, a format name.
+  response_format: z.union([z.string().min(1).max(32), freeForm]).optional(),
+  structured_output_schema: freeForm.optional(),
+  tools: z.array(tool).max(LIMITS.tools).optional(),
+  tool_choice: toolChoice.optional(),
+  inputs: freeForm.optional(),
+  metadata: freeForm.optional(),
+  context: freeForm.optional(),
+  session_id: uuid.optional(),
+  user: z.string().max(256).optional(),
+  // image
+  size: z
+    .string()
+    .regex(/^\d{2,5}x\d{2,5}$/, 'size must look like 1024x1024')
+    .optional(),
+  quality: z.string().min(1).max(32).optional(),
+  style: z.string().min(1).max(32).optional(),
+  n: z.number().int().min(1).max(LIMITS.images).optional(),
+  // embedding
+  encoding_format: z.enum(['float', 'base64']).optional(),
+  dimensions: z.number().int().min(1).max(65536).optional(),
+  // audio
+  file: z.string().min(1).optional(),
+  filename: z.string().max(256).optional(),
+  language: z.string().min(2).max(16).optional(),
+  voice: z.string().min(1).max(64).optional(),
+  speed: z.number().min(0.25).max(4).optional(),
+});
+export type NativeBody = z.infer<typeof nativeBody>;

@@ -1,0 +1,79 @@
+import type { Attempt } from '../routing/attempts.ts';
+import type { UpstreamError } from '../upstream/errors.ts';
+
+export interface NativeMeta {
+  status: 'success' | 'error';
+  http_status: number;
+  workflow: string | null;
+  requested_provider: string;
+  requested_model: string;
+  used_provider: string | null;
+  used_model: string | null;
+  duration_ms: number;
+  usage: Record<string, number>;
+  structured_output: boolean;
+  attempts: Attempt[];
+  session_id?: string;
+  request_log_id: string;
+}
+
+export interface WrappedBody {
+  data: unknown;
+  customer_data: Record<string, unknown>;
+  meta: NativeMeta;
+  backups: { position: number; provider: string; model: string }[];
+  error?: { message: string; details: { status: number; message: string } };
+}
+
+/** HTTP status reported for a provider failure: the upstream's own 4xx, 504 for timeouts, else 502. */
+export function upstreamHttpStatus(e: UpstreamError): number {
+  if (e.code === 'UPSTREAM_TIMEOUT') return 504;
+  if (
+    e.code === 'UPSTREAM_STATUS' &&
+    e.status !== undefined &&
+    e.status >= 400 &&
+    e.status < 500 &&
+    e.status !== 429
+  )
+    return e.status;
+  return 502;
+}
+
+export function wrappedError(
+  e: UpstreamError,
+  base: Omit<NativeMeta, 'status' | 'http_status' | 'used_provider' | 'used_model' | 'usage'>,
+  backups: WrappedBody['backups'],
+  customerData: Record<string, unknown>,
+): WrappedBody {
+  const http = upstreamHttpStatus(e);
+  return {
+    data: null,
+    customer_data: customerData,
+    error: {
+      message: e.message,
+      details: { status: e.status ?? http, message: e.providerMessage || e.message },
+    },
+    meta: { ...base, status: 'error', http_status: http, used_provider: null, used_model: null, usage: {} },
+    backups,
+  };
+}
+
+/** Values of the workflow's cache fields, keyed by path, e.g. `{"metadata.customer_id": "c-42"}`. */
+export function customerData(
+  fields: readonly string[],
+  body: Record<string, unknown>,
+): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const path of fields) {
+    let v: unknown = body;
+    for (const part of path.split('.')) {
+      v =
+        v !== null && typeof v === 'object' && !Array.isArray(v)
+          ? (v as Record<string, unknown>)[part]
+          : undefined;
+      if (v === undefined) break;
+    }
+    if (v !== undefined) out[path] = v;
+  }
+  return out;
+}

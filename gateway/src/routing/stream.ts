@@ -1,0 +1,105 @@
+import type { ChatRequest, CompletionRequest, StreamEvent } from '../providers/types.ts';
+import type { RuntimeSlot } from '../snapshot/runtime.ts';
+import { UpstreamError } from '../upstream/errors.ts';
+import type { Attempt } from './attempts.ts';
+import { errorAttempt, movesOn, toUpstreamError } from './execute.ts';
+import { adapterFor, type ExecutionPlan } from './plan.ts';
+
+export type OpenedStream =
+  | {
+      ok: true;
+      slot: RuntimeSlot;
+      attempts: Attempt[];
+      first: StreamEvent;
+      rest: AsyncIterator<StreamEvent>;
+      started: number;
+    }
+  | { ok: false; error: UpstreamError; attempts: Attempt[]; allSkipped: boolean };
+
+/** A provider that cannot stream is called once and its answer replayed as stream events. */
+async function* replay(
+  result: Awaited<ReturnType<ReturnType<typeof adapterFor>['call']>>,
+): AsyncIterable<StreamEvent> {
+  if (result.kind === 'chat') {
+    if (result.tool_calls?.length)
+      yield {
+        type: 'delta',
+        tool_calls: result.tool_calls.map((c, index) => ({
+          index,
+          id: c.id,
+          name: c.function.name,
+          arguments: c.function.arguments,
+        })),
+      };
+    if (result.content) yield { type: 'delta', content: result.content };
+    yield { type: 'finish', finish_reason: result.finish_reason };
+    yield { type: 'usage', usage: result.usage };
+  } else if (result.kind === 'completion') {
+    yield { type: 'delta', content: result.text };
+    yield { type: 'finish', finish_reason: result.finish_reason };
+    yield { type: 'usage', usage: result.usage };
+  }
+}
+
+/**
+ * Opens a stream with failover: slots are tried in order until one yields its first event. From
+ * then on the client has bytes, so a later failure is reported in-stream, never retried silently.
+ */
+export async function openStream(
+  plan: ExecutionPlan,
+  req: ChatRequest | CompletionRequest,
+  signal: AbortSignal,
+): Promise<OpenedStream> {
+  const attempts: Attempt[] = [];
+  let last: UpstreamError | undefined;
+  let called = 0;
+  for (const slot of plan.slots) {
+    if (plan.guard) {
+      const verdict = await plan.guard.check(slot);
+      if (verdict.skip) {
+        attempts.push({
+          provider: slot.provider,
+          model: slot.model,
+          status: 'skipped',
+          reason: { message: verdict.message },
+        });
+        continue;
+      }
+    }
+    const started = performance.now();
+    called++;
+    try {
+      const adapter = adapterFor(plan, slot);
+      const source =
+        plan.testMode || slot.target.streaming
+          ? adapter.stream(slot.target, req, { signal })
+          : replay(await adapter.call(slot.target, req, { signal }));
+      const rest = source[Symbol.asyncIterator]();
+      const first = await rest.next();
+      if (first.done)
+        throw new UpstreamError('the provider ended the stream without content', {
+          code: 'UPSTREAM_STREAM_CUT',
+          status: 502,
+          retryable: true,
+        });
+      attempts.push({ provider: slot.provider, model: slot.model, status: 'success' });
+      return { ok: true, slot, attempts, first: first.value, rest, started };
+    } catch (err) {
+      last = toUpstreamError(err);
+      attempts.push(errorAttempt(slot, last, started));
+      if (signal.aborted || !movesOn(last)) break;
+    }
+  }
+  return {
+    ok: false,
+    error:
+      last ??
+      new UpstreamError('every slot of the failover chain was skipped', {
+        code: 'UPSTREAM_UNSUPPORTED',
+        retryable: false,
+        status: 502,
+      }),
+    attempts,
+    allSkipped: called === 0,
+  };
+}

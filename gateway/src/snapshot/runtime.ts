@@ -1,0 +1,101 @@
+import {
+  type ModelPricing,
+  type Snapshot,
+  type SnapshotApiKey,
+  type SnapshotProject,
+  type SnapshotProvider,
+  type SnapshotWorkflow,
+  unseal,
+} from '../../../contract/index.ts';
+import type { UpstreamTarget } from '../providers/types.ts';
+
+/**
+ * The gateway's in-memory form of a snapshot: everything a request needs is one Map lookup away,
+ * credentials are unsealed once per snapshot (never per request), expiry instants are numbers.
+ */
+export interface RuntimeSlot {
+  /** `primary`, `backup-1`, ... (spend caps address slots by this name). */
+  slot: string;
+  /** 0 for the primary, the backup position otherwise. */
+  position: number;
+  provider: string;
+  model: string;
+  target: UpstreamTarget;
+  pricing: ModelPricing | undefined;
+}
+
+export interface RuntimeWorkflow {
+  config: SnapshotWorkflow;
+  slots: RuntimeSlot[];
+  backups: { position: number; provider: string; model: string }[];
+}
+
+export interface RuntimeProject {
+  config: SnapshotProject;
+  workflows: Map<string, RuntimeWorkflow>;
+  /** Providers of the project's namespace with their targets, for provider+model requests. */
+  providers: Map<string, { config: SnapshotProvider; targetFor(model: string): UpstreamTarget }>;
+}
+
+export interface RuntimeKey extends SnapshotApiKey {
+  notAfterMs: number;
+}
+
+export interface Runtime {
+  version: string;
+  generatedAt: string;
+  projects: Map<string, RuntimeProject>;
+  keys: Map<string, RuntimeKey>;
+}
+
+function makeTarget(p: SnapshotProvider, apiKey: string, model: string): UpstreamTarget {
+  return {
+    providerName: p.name,
+    type: p.type,
+    baseURL: p.baseURL,
+    apiKey,
+    model,
+    streaming: p.streaming,
+    timeouts: p.timeouts,
+    ...(p.apiVersion ? { options: { apiVersion: p.apiVersion } } : {}),
+  };
+}
+
+export function buildRuntime(snapshot: Snapshot, sealKey: Buffer): Runtime {
+  const projects = new Map<string, RuntimeProject>();
+  for (const project of Object.values(snapshot.projects)) {
+    const namespace = project.id.slice(0, project.id.indexOf('.'));
+    const providers: RuntimeProject['providers'] = new Map();
+    for (const p of Object.values(project.providers)) {
+      const apiKey = p.credential ? unseal(sealKey, `provider:${namespace}/${p.name}`, p.credential) : '';
+      providers.set(p.name, { config: p, targetFor: (model) => makeTarget(p, apiKey, model) });
+    }
+    const workflows = new Map<string, RuntimeWorkflow>();
+    for (const wf of Object.values(project.workflows)) {
+      const slots: RuntimeSlot[] = [wf.primary, ...wf.backups].map((t, position) => {
+        const provider = providers.get(t.provider);
+        // The compiler only admits workflows whose providers exist; a hand-made snapshot may not.
+        if (!provider) throw new Error(`snapshot: workflow ${wf.name} names unknown provider ${t.provider}`);
+        return {
+          slot: position === 0 ? 'primary' : `backup-${position}`,
+          position,
+          provider: t.provider,
+          model: t.model,
+          target: provider.targetFor(t.model),
+          pricing: provider.config.models[t.model]?.pricing,
+        };
+      });
+      workflows.set(wf.name, {
+        config: wf,
+        slots,
+        backups: wf.backups.map((b, i) => ({ position: i + 1, provider: b.provider, model: b.model })),
+      });
+    }
+    projects.set(project.id, { config: project, workflows, providers });
+  }
+  const keys = new Map<string, RuntimeKey>();
+  for (const [hash, k] of Object.entries(snapshot.apiKeys)) {
+    keys.set(hash, { ...k, notAfterMs: k.notAfter ? Date.parse(k.notAfter) : Number.POSITIVE_INFINITY });
+  }
+  return { version: snapshot.version, generatedAt: snapshot.generatedAt, projects, keys };
+}

@@ -1,0 +1,67 @@
+import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
+import addFormats from 'ajv-formats';
+
+/**
+ * Checks structured output against its JSON schema on the way back from the provider. Compiled
+ * validators are cached: workflow schemas are compiled once per snapshot, request-supplied schemas
+ * once per distinct schema (bounded).
+ */
+const ajv = new Ajv2020({ strict: false, allErrors: false, validateFormats: true });
+addFormats.default(ajv);
+
+const byObject = new WeakMap<object, ValidateFunction>();
+const byText = new Map<string, ValidateFunction>();
+const MAX_TEXT_CACHE = 256;
+
+export class SchemaCompileError extends Error {
+  readonly code = 'SCHEMA_INVALID';
+}
+
+function compile(schema: Record<string, unknown>): ValidateFunction {
+  const cached = byObject.get(schema);
+  if (cached) return cached;
+  const text = JSON.stringify(schema);
+  let fn = byText.get(text);
+  if (!fn) {
+    try {
+      // Draft-07 style `$schema` URIs are accepted; Ajv2020 handles both for the keywords people use.
+      const { $schema: _ignored, ...rest } = schema;
+      fn = ajv.compile(rest);
+    } catch (err) {
+      throw new SchemaCompileError(`invalid JSON schema: ${(err as Error).message}`);
+    }
+    if (byText.size >= MAX_TEXT_CACHE) byText.delete(byText.keys().next().value as string);
+    byText.set(text, fn);
+  }
+  byObject.set(schema, fn);
+  return fn;
+}
+
+/** Throws SchemaCompileError for a schema Ajv cannot compile, so bad input gets a 400 before any provider call. */
+export function assertCompilable(schema: Record<string, unknown>): void {
+  compile(schema);
+}
+
+export type CheckResult = { ok: true; value: unknown } | { ok: false; message: string };
+
+export function checkStructured(
+  text: string | null,
+  schema: Record<string, unknown> | undefined,
+): CheckResult {
+  if (text === null) return { ok: false, message: 'the model returned no content' };
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return { ok: false, message: 'the model output is not valid JSON' };
+  }
+  if (!schema) return { ok: true, value };
+  const fn = compile(schema);
+  if (fn(value)) return { ok: true, value };
+  const e = fn.errors?.[0];
+  return {
+    ok: false,
+    message:
+      `the model output does not match the schema: ${e?.instancePath || '/'} ${e?.message ?? ''}`.trim(),
+  };
+}
