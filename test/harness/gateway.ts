@@ -1,0 +1,50 @@
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pino from 'pino';
+import { stringify } from 'yaml';
+import { type CompiledFolder, loadInto } from '../../embedded/config-source.ts';
+import { createGateway, type Gateway } from '../../gateway/src/gateway.ts';
+import { SnapshotStore } from '../../gateway/src/snapshot/store.ts';
+
+export interface RunningGateway {
+  url: string;
+  metricsUrl: string;
+  gateway: Gateway;
+  store: SnapshotStore;
+  compiled: CompiledFolder;
+  /** Replace the config with new manifests and recompile (what an operator publish does). */
+  reconfigure(manifests: readonly object[]): Promise<CompiledFolder>;
+  close(): Promise<void>;
+}
+
+/**
+ * Starts a real gateway (both ports, real sockets) on free ports from Kubernetes manifests, through
+ * the same loader and compiler embedded mode uses.
+ */
+export async function startGateway(manifests: readonly object[]): Promise<RunningGateway> {
+  const dir = await mkdtemp(join(tmpdir(), 'switchyard-gw-'));
+  const sealKey = randomBytes(32);
+  const logger = pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
+  const store = new SnapshotStore(sealKey);
+  const write = async (list: readonly object[]) => {
+    await writeFile(join(dir, 'config.yaml'), list.map((m) => stringify(m)).join('---\n'));
+    return loadInto(dir, store, sealKey, logger);
+  };
+  const compiled = await write(manifests);
+  const gateway = createGateway(store, { logger });
+  const { url, metricsUrl } = await gateway.listen('127.0.0.1', 0, 0);
+  return {
+    url,
+    metricsUrl,
+    gateway,
+    store,
+    compiled,
+    reconfigure: write,
+    async close() {
+      await gateway.close(1000);
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}

@@ -1,0 +1,77 @@
+/**
+ * Builders for test configs: one namespace, one project, providers pointing at the provider
+ * simulator, and a key. Tests add the workflows they need.
+ */
+export const NS = 'team';
+export const PROJECT = 'app';
+export const PROJECT_ID = `${NS}.${PROJECT}`;
+export const API_KEY = 'sy_live_TestKeyForTheGatewaySuite0123456789';
+export const OTHER_KEY = 'sy_live_OtherProjectKey0123456789abcdefgh';
+export const NO_AI_SCOPE_KEY = 'sy_live_ConsoleOnlyKey0123456789abcdefghij';
+
+const meta = (name: string, namespace = NS) => ({ name, namespace });
+const v1 = 'switchyard.dev/v1alpha1';
+
+export function secret(name: string, data: Record<string, string>, namespace = NS) {
+  return { apiVersion: 'v1', kind: 'Secret', metadata: meta(name, namespace), stringData: data };
+}
+
+export function project(name = PROJECT, spec: Record<string, unknown> = {}, namespace = NS) {
+  return { apiVersion: v1, kind: 'Project', metadata: meta(name, namespace), spec };
+}
+
+export function apiKey(name: string, key: string, opts: { project?: string; scopes?: string[]; namespace?: string } = {}) {
+  const namespace = opts.namespace ?? NS;
+  return [
+    secret(`${name}-key`, { apiKey: key }, namespace),
+    {
+      apiVersion: v1,
+      kind: 'ApiKey',
+      metadata: meta(name, namespace),
+      spec: { projectRef: { name: opts.project ?? PROJECT }, scopes: opts.scopes ?? ['ai'], secretRef: { name: `${name}-key`, key: 'apiKey' } },
+    },
+  ];
+}
+
+const ALL_TYPES = ['chat', 'completion', 'vision', 'embedding', 'image', 'audio'];
+
+/** A provider of the given wire type at the simulator; every model name serves every request type. */
+export function provider(name: string, type: string, simUrl: string, models: string[], extra: Record<string, unknown> = {}) {
+  const baseURL = type === 'openai' || type === 'openai-compatible' ? `${simUrl}/v1` : simUrl;
+  return [
+    secret(`${name}-cred`, { apiKey: 'sk-sim-test' }),
+    {
+      apiVersion: v1,
+      kind: 'Provider',
+      metadata: meta(name),
+      spec: {
+        type,
+        baseURL,
+        ...(type === 'azure-openai' ? { apiVersion: '2024-10-21' } : {}),
+        credentials: { secretRef: { name: `${name}-cred`, key: 'apiKey' } },
+        timeouts: { connectMs: 1000, firstByteMs: 2000, totalMs: 5000 },
+        models: models.map((m) => ({ name: m, requestTypes: ALL_TYPES, pricing: { inputUsdPerMTok: '1', outputUsdPerMTok: '2' } })),
+        ...extra,
+      },
+    },
+  ];
+}
+
+export function workflow(name: string, spec: Record<string, unknown>) {
+  return { apiVersion: v1, kind: 'Workflow', metadata: meta(name), spec: { projectRef: { name: PROJECT }, ...spec } };
+}
+
+/** The usual base: project, key, a console-only key, a second project with its own key, and four providers. */
+export function baseConfig(simUrl: string, models = ['gpt-4o-mini', 'fail-503', 'fail-400', 'fail-429', 'hang', 'cut-2', 'malformed', 'slow-300']) {
+  return [
+    project(),
+    ...apiKey('main', API_KEY),
+    ...apiKey('console-only', NO_AI_SCOPE_KEY, { scopes: ['console'] }),
+    project('other'),
+    ...apiKey('other', OTHER_KEY, { project: 'other' }),
+    ...provider('oai', 'openai', simUrl, models),
+    ...provider('claude', 'anthropic', simUrl, ['claude-haiku-4-5', ...models]),
+    ...provider('gem', 'gemini', simUrl, ['gemini-2.5-flash', ...models]),
+    ...provider('azure', 'azure-openai', simUrl, ['gpt4o-deploy', ...models]),
+  ];
+}
