@@ -5,7 +5,7 @@ NODE_FLAGS := --disable-warning=ExperimentalWarning
 CONFIG ?= examples
 PORT ?= 8080
 
-.PHONY: all deps typecheck lint check test run build clean bench crds
+.PHONY: all deps typecheck lint check test run gateway build clean bench crds
 
 all: check test
 
@@ -33,6 +33,10 @@ test: deps check
 
 run: deps
 	node $(NODE_FLAGS) embedded/main.ts --config $(CONFIG) --port $(PORT)
+
+# One gateway process following the snapshot in Redis, as a pod does (REDIS_URL and SWITCHYARD_SEAL_KEY required).
+gateway: deps
+	SWITCHYARD_PORT=$(PORT) node $(NODE_FLAGS) gateway/src/main.ts
 
 build: deps
 	tsc -p tsconfig.build.json

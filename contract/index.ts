@@ -1,3 +1,4 @@
 export * from './hash.ts';
+export * from './redis-keys.ts';
 export * from './seal.ts';
 export * from './snapshot.ts';

@@ -1,8 +1,12 @@
 import { watch } from 'node:fs';
 import type { Logger } from 'pino';
-import type { SnapshotStore } from '../gateway/src/snapshot/store.ts';
 import { compileSnapshot, type Verdict } from '../operator/src/compiler/index.ts';
 import { formatProblem, type LoadedConfig, loadConfigFolder } from '../operator/src/load/folder.ts';
+
+/** Where a compiled snapshot goes: the in-process store, or Redis (which the gateway then follows). */
+export interface SnapshotSink {
+  install(snapshot: unknown): unknown;
+}
 
 export interface CompiledFolder {
   loaded: LoadedConfig;
@@ -16,7 +20,7 @@ export interface CompiledFolder {
  */
 export async function loadInto(
   dir: string,
-  store: SnapshotStore,
+  sink: SnapshotSink,
   sealKey: Buffer,
   logger: Logger,
 ): Promise<CompiledFolder> {
@@ -35,7 +39,7 @@ export async function loadInto(
         msg: `config: ${v.ref.kind} ${v.ref.namespace}/${v.ref.name} is not ready: ${v.reason}: ${v.message}`,
         reason: v.reason,
       });
-  store.install(snapshot);
+  await sink.install(snapshot);
   return { loaded, verdicts, version: snapshot.version };
 }
 

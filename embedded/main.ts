@@ -8,6 +8,7 @@ import { createGateway } from '../gateway/src/gateway.ts';
 import { SnapshotStore } from '../gateway/src/snapshot/store.ts';
 import { startBanner } from './banner.ts';
 import { loadInto, watchFolder } from './config-source.ts';
+import { connectRedisMode } from './redis-mode.ts';
 
 // Embedded mode: one process reads CR YAML from a folder, compiles the snapshot in-process and
 // serves the gateway. No cluster, no Redis (runtime state stays in memory).
@@ -24,7 +25,11 @@ const dir = resolve(values.config ?? 'examples');
 // The seal key only protects the in-process snapshot here, so a fresh one per run is enough.
 const sealKey = env.SWITCHYARD_SEAL_KEY ? parseSealKey(env.SWITCHYARD_SEAL_KEY) : randomBytes(32);
 const store = new SnapshotStore(sealKey);
-const first = await loadInto(dir, store, sealKey, logger);
+// With REDIS_URL the compiled snapshot goes through Redis exactly as the operator publishes it, and
+// the gateway follows it from there (what `make bench` measures as cluster-less mode).
+const redis = env.REDIS_URL ? await connectRedisMode(env.REDIS_URL, store, logger) : undefined;
+const first = await loadInto(dir, redis?.sink ?? store, sealKey, logger);
+await redis?.source.refresh();
 const gateway = createGateway(store, { logger });
 const port = values.port !== undefined ? Number(values.port) : env.SWITCHYARD_PORT;
 const metricsPort =
@@ -35,7 +40,11 @@ const local = (u: string) => `http://localhost:${new URL(u).port}`;
 process.stdout.write(
   startBanner(local(url), local(metricsUrl), values.config ?? 'examples', first.loaded, first.verdicts),
 );
-const stopWatching = watchFolder(dir, () => loadInto(dir, store, sealKey, logger), logger);
+const stopWatching = watchFolder(
+  dir,
+  () => loadInto(dir, redis?.sink ?? store, sealKey, logger).then(() => redis?.source.refresh()),
+  logger,
+);
 
 let stopping = false;
 for (const signal of ['SIGTERM', 'SIGINT'] as const) {

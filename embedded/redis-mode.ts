@@ -1,0 +1,26 @@
+import { Redis } from 'ioredis';
+import type { Logger } from 'pino';
+import { snapshot as snapshotSchema } from '../contract/index.ts';
+import { RedisSnapshotSource } from '../gateway/src/snapshot/redis-source.ts';
+import type { SnapshotStore } from '../gateway/src/snapshot/store.ts';
+import { SnapshotPublisher } from '../operator/src/publish/redis-publisher.ts';
+import type { SnapshotSink } from './config-source.ts';
+
+export interface RedisMode {
+  sink: SnapshotSink;
+  source: RedisSnapshotSource;
+}
+
+export async function connectRedisMode(
+  url: string,
+  store: SnapshotStore,
+  logger: Logger,
+): Promise<RedisMode> {
+  const client = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 2 });
+  await client.connect();
+  const publisher = new SnapshotPublisher(client);
+  const source = new RedisSnapshotSource(store, { url, logger });
+  await source.start();
+  const sink: SnapshotSink = { install: (snapshot) => publisher.publish(snapshotSchema.parse(snapshot)) };
+  return { sink, source };
+}

@@ -1,0 +1,47 @@
+import pino from 'pino';
+import { parseSealKey } from '../../contract/index.ts';
+import { ConfigError, readGatewayEnv } from './config/env.ts';
+import { createGateway } from './gateway.ts';
+import { RedisSnapshotSource } from './snapshot/redis-source.ts';
+import { SnapshotStore } from './snapshot/store.ts';
+
+// A gateway pod: serves the snapshot the operator publishes to Redis. Thin on purpose; the logic
+// lives in createGateway and RedisSnapshotSource.
+let env: ReturnType<typeof readGatewayEnv>;
+try {
+  env = readGatewayEnv();
+  if (!env.REDIS_URL)
+    throw new ConfigError('REDIS_URL is required (use `make run` for embedded mode without Redis)');
+  if (!env.SWITCHYARD_SEAL_KEY)
+    throw new ConfigError('SWITCHYARD_SEAL_KEY is required: the key the operator seals credentials with');
+} catch (err) {
+  process.stderr.write(`switchyard-gateway: ${(err as Error).message}\n`);
+  process.exit(2);
+}
+const logger = pino({ level: env.LOG_LEVEL, base: { service: 'switchyard-gateway' } });
+const store = new SnapshotStore(parseSealKey(env.SWITCHYARD_SEAL_KEY!));
+const source = new RedisSnapshotSource(store, { url: env.REDIS_URL!, logger });
+const gateway = createGateway(store, { logger });
+await source.start();
+const { url, metricsUrl } = await gateway.listen(
+  env.SWITCHYARD_HOST,
+  env.SWITCHYARD_PORT,
+  env.SWITCHYARD_METRICS_PORT,
+);
+logger.info({ msg: 'gateway ready', url, metricsUrl, snapshot: store.current?.version ?? null });
+
+let stopping = false;
+for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+  process.on(signal, () => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ msg: `${signal}: draining` });
+    gateway
+      .close(env.SWITCHYARD_SHUTDOWN_GRACE_MS)
+      .then(() => source.stop())
+      .then(
+        () => process.exit(0),
+        () => process.exit(1),
+      );
+  });
+}

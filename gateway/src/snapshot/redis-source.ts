@@ -1,0 +1,101 @@
+import { Redis } from 'ioredis';
+import type { Logger } from 'pino';
+import { REDIS_KEYS } from '../../../contract/index.ts';
+import type { SnapshotStore } from './store.ts';
+
+export interface RedisSourceOptions {
+  url: string;
+  /** Fallback poll of the `current` pointer; pub/sub can drop messages (reconnects, overload). */
+  pollMs?: number;
+  logger: Logger;
+}
+
+/**
+ * Follows the published snapshot: loads `current` at start, reloads on change notices and on a
+ * polling timer, and keeps serving the last good snapshot while Redis is away.
+ */
+export class RedisSnapshotSource {
+  readonly #store: SnapshotStore;
+  readonly #opts: Required<Omit<RedisSourceOptions, 'logger'>> & { logger: Logger };
+  readonly #client: Redis;
+  readonly #subscriber: Redis;
+  #timer: NodeJS.Timeout | undefined;
+  #loading: Promise<void> | undefined;
+  #again = false;
+
+  constructor(store: SnapshotStore, opts: RedisSourceOptions) {
+    this.#store = store;
+    this.#opts = { pollMs: 2000, ...opts };
+    const common = {
+      lazyConnect: true,
+      maxRetriesPerRequest: 1,
+      enableOfflineQueue: false,
+      connectionName: 'switchyard-gateway',
+    };
+    this.#client = new Redis(opts.url, common);
+    this.#subscriber = new Redis(opts.url, {
+      ...common,
+      connectionName: 'switchyard-gateway-sub',
+      maxRetriesPerRequest: null,
+    });
+    for (const c of [this.#client, this.#subscriber])
+      c.on('error', (err: Error) =>
+        this.#opts.logger.warn({
+          msg: 'redis connection problem; serving the last good snapshot',
+          err: err.message,
+        }),
+      );
+  }
+
+  /** Connects and tries a first load; never throws for Redis being down (readiness reports it instead). */
+  async start(): Promise<void> {
+    await Promise.allSettled([this.#client.connect(), this.#subscriber.connect()]);
+    this.#subscriber.on('message', (_channel: string, version: string) => {
+      if (version !== this.#store.current?.version) this.refresh();
+    });
+    // Resubscribe after a reconnect happens automatically in ioredis; a reload covers missed notices.
+    this.#subscriber.on('ready', () => this.refresh());
+    await this.#subscriber.subscribe(REDIS_KEYS.changed).catch(() => undefined);
+    await this.refresh();
+    this.#timer = setInterval(() => this.refresh(), this.#opts.pollMs);
+    this.#timer.unref();
+  }
+
+  /** Loads the current snapshot if it differs; concurrent calls coalesce into at most one extra load. */
+  refresh(): Promise<void> {
+    if (this.#loading) {
+      this.#again = true;
+      return this.#loading;
+    }
+    this.#loading = this.#load()
+      .catch((err: unknown) =>
+        this.#opts.logger.warn({
+          msg: 'snapshot reload failed; keeping the last good one',
+          err: (err as Error).message,
+        }),
+      )
+      .finally(() => {
+        this.#loading = undefined;
+        if (this.#again) {
+          this.#again = false;
+          void this.refresh();
+        }
+      });
+    return this.#loading;
+  }
+
+  async #load(): Promise<void> {
+    if (this.#client.status !== 'ready') return;
+    const version = await this.#client.get(REDIS_KEYS.current);
+    if (!version || version === this.#store.current?.version) return;
+    const json = await this.#client.get(REDIS_KEYS.snapshot(version));
+    if (!json) throw new Error(`snapshot ${version} is announced but missing`);
+    this.#store.install(JSON.parse(json));
+  }
+
+  async stop(): Promise<void> {
+    clearInterval(this.#timer);
+    this.#client.disconnect();
+    this.#subscriber.disconnect();
+  }
+}

@@ -1,0 +1,36 @@
+import type { Redis } from 'ioredis';
+import { PUBLISH_SCRIPT, REDIS_KEYS, SNAPSHOT_HISTORY, type Snapshot } from '../../../contract/index.ts';
+
+export interface PublishResult {
+  published: boolean;
+  version: string;
+  bytes: number;
+}
+
+/** Writes a compiled snapshot to Redis atomically and announces it; a version already current is skipped. */
+export class SnapshotPublisher {
+  readonly #redis: Redis;
+
+  constructor(redis: Redis) {
+    this.#redis = redis;
+  }
+
+  async publish(snapshot: Snapshot): Promise<PublishResult> {
+    const json = JSON.stringify(snapshot);
+    const prefix = REDIS_KEYS.snapshot('');
+    const result = await this.#redis.eval(
+      PUBLISH_SCRIPT,
+      3,
+      REDIS_KEYS.current,
+      REDIS_KEYS.snapshot(snapshot.version),
+      REDIS_KEYS.history,
+      snapshot.version,
+      json,
+      String(Date.now()),
+      String(SNAPSHOT_HISTORY),
+      REDIS_KEYS.changed,
+      prefix,
+    );
+    return { published: result === 1, version: snapshot.version, bytes: Buffer.byteLength(json) };
+  }
+}
