@@ -2,3 +2,4 @@ export * from './hash.ts';
 export * from './redis-keys.ts';
 export * from './seal.ts';
 export * from './snapshot.ts';
+export * from './spend.ts';
