@@ -5,24 +5,19 @@
 CLUSTER_DIR      := .cache/cluster
 CLUSTER_BIN      := $(CLUSTER_DIR)/bin/controlplane
 CLUSTER_SRC      := test/cluster
-CLUSTER_SOURCES  := $(wildcard $(CLUSTER_SRC)/*.go) $(CLUSTER_SRC)/go.mod $(CLUSTER_SRC)/go.sum
+CLUSTER_SOURCES  := $(wildcard $(CLUSTER_SRC)/*.go) $(CLUSTER_SRC)/go.mod $(CLUSTER_SRC)/go.sum $(CLUSTER_SRC)/build.sh
 CLUSTER_KUBECONFIG := $(CLUSTER_DIR)/kubeconfig
 
-.PHONY: cluster-build cluster-up cluster-down cluster-status kind-up kind-down test-prereqs
+.PHONY: cluster-build cluster-up cluster-down cluster-status kind-up kind-down redis-install test-prereqs
 
 # The binary is only rebuilt when the Go sources, go.mod or go.sum change.
 cluster-build: $(CLUSTER_BIN) $(CLUSTER_DIR)/bin/kubectl
 
 $(CLUSTER_BIN): $(CLUSTER_SOURCES)
 	@mkdir -p $(@D)
+	@# flock: parallel test workers calling `make cluster-build` build one at a time.
 	@echo "building the control plane (first build takes a long while, see docs/cluster.md)"
-	cd $(CLUSTER_SRC) && v=$$(GOFLAGS=-mod=mod go list -m -f '{{.Version}}' k8s.io/kubernetes) && \
-	  minor=$$(echo $$v | cut -d. -f2) && \
-	  ld="-s -w"; for p in k8s.io/component-base/version k8s.io/client-go/pkg/version; do \
-	    ld="$$ld -X $$p.gitVersion=$$v -X $$p.gitMajor=1 -X $$p.gitMinor=$$minor -X $$p.gitTreeState=clean -X $$p.buildDate=1970-01-01T00:00:00Z"; \
-	  done && \
-	  GOFLAGS="-mod=mod -buildvcs=false" CGO_ENABLED=0 go build -trimpath -ldflags "$$ld" -o $(CURDIR)/$@.tmp . && \
-	  mv $(CURDIR)/$@.tmp $(CURDIR)/$@
+	flock $(@D)/.build.lock $(CLUSTER_SRC)/build.sh $@
 
 $(CLUSTER_DIR)/bin/kubectl: | $(CLUSTER_BIN)
 	ln -sf controlplane $@
@@ -66,5 +61,9 @@ kind-up:
 kind-down:
 	kind delete cluster --name $(KIND_CLUSTER)
 
+# Debian's redis-server, used by test/harness/redis.ts.
+redis-install:
+	@command -v redis-server >/dev/null || { apt-get update && apt-get install -y redis-server; }
+
 # Wire as a prerequisite of `test` so the first (slow) build happens before vitest runs.
-test-prereqs: cluster-build
+test-prereqs: cluster-build redis-install

@@ -170,6 +170,7 @@ func up(args []string) int {
 	noKCM := fs.Bool("no-controller-manager", false, "do not run kube-controller-manager")
 	verbosity := fs.Int("v", 1, "klog verbosity of the components")
 	readyTimeout := fs.Duration("ready-timeout", 5*time.Minute, "how long to wait for /readyz")
+	stdinEOF := fs.Bool("exit-on-stdin-close", false, "shut down when stdin reaches EOF (so a test runner that dies takes the control plane with it)")
 	_ = fs.Parse(args)
 	log.SetPrefix("controlplane: ")
 	log.SetFlags(log.Ltime)
@@ -240,6 +241,12 @@ func up(args []string) int {
 	}
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)
+	if *stdinEOF {
+		go func() {
+			_, _ = io.Copy(io.Discard, os.Stdin)
+			sigs <- syscall.SIGHUP
+		}()
+	}
 
 	var kcm *exec.Cmd
 	var kcmDone <-chan error
@@ -257,7 +264,7 @@ func up(args []string) int {
 			return fail("%v (see %s)", err, filepath.Join(logDir, "kube-apiserver.log"))
 		}
 	case s := <-sigs:
-		log.Printf("%s before ready, stopping", s)
+		log.Printf("%s before ready, stopping", sigName(s))
 		shutdown()
 		return 1
 	}
@@ -299,7 +306,7 @@ func up(args []string) int {
 	code := 0
 	select {
 	case s := <-sigs:
-		log.Printf("%s, stopping", s)
+		log.Printf("%s, stopping", sigName(s))
 	case err := <-apiDone:
 		log.Printf("kube-apiserver exited unexpectedly: %v", err)
 		api, code = nil, 1
@@ -310,4 +317,11 @@ func up(args []string) int {
 	shutdown()
 	_ = os.Remove(filepath.Join(*dir, "ready.json"))
 	return code
+}
+
+func sigName(s os.Signal) string {
+	if s == syscall.SIGHUP {
+		return "stdin closed"
+	}
+	return s.String()
 }
