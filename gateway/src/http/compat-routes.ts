@@ -36,25 +36,29 @@ function prepareCompat(
   body: NativeBody,
   allowed: readonly RequestType[],
 ): Prepared {
+  // Gate on the workflow before the body is checked against its request type, so that a client of
+  // this endpoint hears "wrong endpoint for this model" (param `model`), not the native body rules.
+  const wf = body.model === undefined ? undefined : auth.project.workflows.get(body.model);
+  if (wf) {
+    req.record.workflow = wf.config.name;
+    if (wf.config.eventName)
+      throw new GatewayError(
+        'model_not_supported',
+        `Workflow "${wf.config.name}" has an event name and cannot be used on this endpoint. Use the async endpoint (POST /v1/ai/async) or remove the event name.`,
+      );
+    if (!allowed.includes(wf.config.requestType))
+      throw new GatewayError(
+        'request_type_mismatch',
+        `Workflow "${wf.config.name}" has request type ${wf.config.requestType}; this endpoint serves ${allowed.join(', ')}.`,
+        { param: 'model' },
+      );
+  }
   const p = prepare(auth, body, { compat: true });
   Object.assign(req.record, {
     workflow: p.workflowName,
     customerData: p.customerData,
     testMode: p.plan.testMode,
   });
-  if (p.eventName)
-    throw new GatewayError(
-      'model_not_supported',
-      `Workflow "${p.workflowName}" has an event name and cannot be used on this endpoint. Use the async endpoint (POST /v1/ai/async) or remove the event name.`,
-    );
-  if (!allowed.includes(p.plan.requestType))
-    throw new GatewayError(
-      'request_type_mismatch',
-      `Workflow "${p.workflowName}" has request type ${p.plan.requestType}; this endpoint serves ${allowed.join(', ')}.`,
-      {
-        param: 'model',
-      },
-    );
   return p;
 }
 
