@@ -6,7 +6,7 @@
  * Not covered here (not implemented by the gateway yet): 429 rate_limit_exceeded, 402/422 budget rows.
  */
 import { randomUUID } from 'node:crypto';
-import OpenAI, { APIError } from 'openai';
+import OpenAI, { type APIError } from 'openai';
 import type {
   ChatCompletionChunk,
   ChatCompletionCreateParamsNonStreaming,
@@ -33,11 +33,7 @@ interface Expected {
 }
 
 /** The SDK call must reject with `cls`, carrying the expected status and envelope fields. */
-async function expectSdkError(
-  call: Promise<unknown>,
-  cls: ErrorClass,
-  want: Expected,
-): Promise<APIError> {
+async function expectSdkError(call: Promise<unknown>, cls: ErrorClass, want: Expected): Promise<APIError> {
   const err = await call.then(
     () => undefined,
     (e: unknown) => e,
