@@ -72,10 +72,12 @@ export function countRequest(m: GatewayMetrics, f: FinishedRequest): void {
     if (r.usage.completion_tokens)
       m.tokens.inc({ ...labels, direction: 'completion' }, r.usage.completion_tokens);
   }
-  for (const a of r.attempts ?? []) {
+  const attempts = r.attempts ?? [];
+  attempts.forEach((a, i) => {
     if (a.duration_ms !== undefined)
       m.upstream.observe({ provider: a.provider, model: a.model, result: a.status }, a.duration_ms / 1000);
-    if (a.status !== 'success')
+    // A failover is a failed or skipped slot that handed the request on to the next one.
+    if (a.status !== 'success' && i < attempts.length - 1)
       m.failovers.inc({
         project: r.project ?? '',
         workflow: r.workflow ?? '',
@@ -83,5 +85,5 @@ export function countRequest(m: GatewayMetrics, f: FinishedRequest): void {
         model: a.model,
         reason: a.reason?.code ?? a.status,
       });
-  }
+  });
 }

@@ -25,7 +25,7 @@ const notFound = (name: string): GatewayError =>
 export function resolveRoute(project: RuntimeProject, sel: Selection): Route {
   if (sel.workflow !== undefined) {
     const wf = project.workflows.get(sel.workflow);
-    if (!wf) throw Object.assign(notFound(sel.workflow), {});
+    if (!wf) throw notFound(sel.workflow);
     return { kind: 'workflow', workflow: wf };
   }
   if (sel.model !== undefined) {
