@@ -61,6 +61,11 @@ export function countRequest(m: GatewayMetrics, f: FinishedRequest): void {
     outcome,
   });
   m.duration.observe({ surface: r.surface, outcome }, f.durationMs / 1000);
+  if (r.ttftMs !== undefined && r.usedProvider)
+    m.ttft.observe(
+      { surface: r.surface, provider: r.usedProvider, model: r.usedModel ?? '' },
+      r.ttftMs / 1000,
+    );
   if (r.usage && r.usedProvider) {
     const labels = {
       project: r.project ?? '',
