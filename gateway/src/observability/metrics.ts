@@ -70,7 +70,16 @@ export class GatewayMetrics {
   });
 
   constructor() {
-    collectDefaultMetrics({ register: this.registry, prefix: 'switchyard_gateway_' });
+    const prefix = 'switchyard_gateway_';
+    collectDefaultMetrics({ register: this.registry, prefix });
+    // prom-client's `*_total` gauges break the naming rules (`promtool check metrics` refuses a
+    // `_total` suffix on a non-counter); the per-type gauges of the same name without it remain.
+    for (const name of [
+      'nodejs_active_handles_total',
+      'nodejs_active_requests_total',
+      'nodejs_active_resources_total',
+    ])
+      this.registry.removeSingleMetric(prefix + name);
   }
 
   setSnapshot(version: string): void {
