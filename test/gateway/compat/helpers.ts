@@ -50,6 +50,7 @@ export const WORKFLOWS: readonly WorkflowDef[] = [
     spec: { provider: 'oai', model: 'fail-503', backups: [{ provider: 'gem', model: 'fail-503' }] },
   },
   { name: 'cut-stream', spec: { provider: 'oai', model: 'cut-2' } },
+  { name: 'slow-chat', spec: { provider: 'oai', model: 'slow-300' } },
   { name: 'embed', spec: { requestType: 'embedding', provider: 'oai', model: 'gpt-4o-mini' } },
   { name: 'image', spec: { requestType: 'image', provider: 'oai', model: 'gpt-4o-mini' } },
   { name: 'audio', spec: { requestType: 'audio', provider: 'oai', model: 'gpt-4o-mini' } },
