@@ -1,0 +1,361 @@
+import type { Redis } from 'ioredis';
+import type { Logger } from 'pino';
+import type { Snapshot } from '../../../contract/index.ts';
+import { compileSnapshot, generatedKeySecretName, type Verdict } from '../compiler/index.ts';
+import { planKeySecret, previousValidUntil, ROTATION_ANNOTATION } from '../keys/secret-plan.ts';
+import { isAlreadyExists, isConflict, isNotFound, type KubeClient, type KubeObject } from '../kube/client.ts';
+import type { EventRecorder } from '../kube/events.ts';
+import type { Informer, InformerEvent } from '../kube/informer.ts';
+import type { OperatorMetrics } from '../metrics.ts';
+import type { SnapshotPublisher } from '../publish/redis-publisher.ts';
+import { API_VERSION, type Condition, GROUP, VERSION } from '../resources/common.ts';
+import { KINDS, type SwitchyardKind, type SwitchyardObject, switchyardObject } from '../resources/index.ts';
+import { decodeSecret, type Secret, type SecretData } from '../resources/secret.ts';
+import type { CapSpend } from '../spend/spend.ts';
+import { readCapSpend } from '../spend/spend.ts';
+import { findCondition, readyTransition, sameStatus, statusMergePatch } from '../status/conditions.ts';
+import { desiredStatus, type StatusFields } from '../status/desired.ts';
+import { WorkQueue } from './queue.ts';
+
+export const SNAPSHOT_KEY = 'snapshot';
+export const SPEND_KEY = 'spend';
+const DEBOUNCE_MS = 75;
+const STATUS_CONCURRENCY = 16;
+
+export const PLURALS: Record<SwitchyardKind, string> = Object.fromEntries(
+  KINDS.map((k) => [k.info.kind, k.info.plural]),
+) as Record<SwitchyardKind, string>;
+
+export interface ControllerDeps {
+  client: KubeClient;
+  informers: Record<SwitchyardKind | 'Secret', Informer>;
+  publisher: SnapshotPublisher;
+  redis: Redis;
+  sealKey: Buffer;
+  metrics: OperatorMetrics;
+  logger: Logger;
+  events: EventRecorder;
+  spendRefreshMs: number;
+  now?: () => Date;
+}
+
+type Judged = {
+  obj: KubeObject;
+  kind: SwitchyardKind;
+  verdict: Pick<Verdict, 'ok' | 'reason' | 'message' | 'details'>;
+};
+
+/** What about an object matters to the snapshot: not status, not resourceVersion, not managedFields. */
+export function fingerprint(kind: string, o: KubeObject | undefined): string {
+  if (!o) return '';
+  if (kind === 'Secret') return JSON.stringify([o.type ?? '', o.data ?? {}, o.metadata.annotations ?? {}]);
+  return JSON.stringify([
+    o.metadata.generation ?? 0,
+    o.metadata.deletionTimestamp ?? '',
+    o.metadata.uid ?? '',
+    o.spec ?? {},
+  ]);
+}
+
+/**
+ * The reconciler. Level-based: every pass recomputes the whole snapshot from the informer caches,
+ * whatever event woke it. Any relevant change enqueues one debounced "snapshot" key; "spend" runs
+ * on a timer. Only the leader runs the queue; standbys keep warm caches.
+ */
+export class Controller {
+  readonly queue: WorkQueue;
+  readonly #d: ControllerDeps;
+  readonly #now: () => Date;
+  #spendTimer: NodeJS.Timeout | undefined;
+  #last: { snapshot: Snapshot; judged: Judged[] } | undefined;
+  #spend = new Map<string, CapSpend>();
+  #leading = false;
+  /** Snapshot reconciles run (tests and the loop check read it). */
+  snapshotReconciles = 0;
+  lastPublishedVersion: string | undefined;
+
+  constructor(deps: ControllerDeps) {
+    this.#d = deps;
+    this.#now = deps.now ?? (() => new Date());
+    this.queue = new WorkQueue((n) => deps.metrics.queueDepth.set(n));
+  }
+
+  /** Informer callback: enqueue only when something the snapshot depends on changed. */
+  onEvent(kind: SwitchyardKind | 'Secret', event: InformerEvent, obj?: KubeObject, old?: KubeObject): void {
+    if (event === 'update' && fingerprint(kind, obj) === fingerprint(kind, old)) return; // status-only write
+    this.queue.add(SNAPSHOT_KEY, DEBOUNCE_MS);
+  }
+
+  start(): void {
+    if (this.#leading) return;
+    this.#leading = true;
+    this.queue.add(SNAPSHOT_KEY);
+    this.queue.start((key) => this.#handle(key));
+    this.#spendTimer = setInterval(() => this.queue.add(SPEND_KEY), this.#d.spendRefreshMs);
+    this.#spendTimer.unref();
+  }
+
+  async stop(): Promise<void> {
+    this.#leading = false;
+    clearInterval(this.#spendTimer);
+    await this.queue.stop();
+    this.queue.clear();
+  }
+
+  async #handle(key: string): Promise<void> {
+    const kind = key === SNAPSHOT_KEY ? 'Snapshot' : 'Spend';
+    const end = this.#d.metrics.reconcileDuration.startTimer({ kind });
+    try {
+      if (key === SNAPSHOT_KEY) await this.reconcileSnapshot();
+      else if (key === SPEND_KEY) await this.refreshSpend();
+    } catch (err) {
+      this.#d.metrics.reconciles.inc({ kind, result: 'error' });
+      this.#d.logger.error({
+        msg: 'reconcile failed; retrying with backoff',
+        key,
+        err: (err as Error).message,
+      });
+      throw err;
+    } finally {
+      end();
+    }
+  }
+
+  async reconcileSnapshot(): Promise<void> {
+    this.snapshotReconciles++;
+    const now = this.#now();
+    const { informers, logger, metrics } = this.#d;
+    const objects: SwitchyardObject[] = [];
+    const raw = new Map<SwitchyardObject, KubeObject>();
+    const invalid: Judged[] = [];
+    for (const k of KINDS) {
+      const kind = k.info.kind as SwitchyardKind;
+      for (const o of informers[kind].list()) {
+        if (o.metadata.deletionTimestamp) continue;
+        const parsed = switchyardObject.safeParse({ ...o, apiVersion: API_VERSION, kind });
+        if (parsed.success) {
+          objects.push(parsed.data);
+          raw.set(parsed.data, o);
+        } else
+          invalid.push({
+            obj: o,
+            kind,
+            verdict: {
+              ok: false,
+              reason: 'InvalidSpec' as never,
+              message: parsed.error.issues
+                .map((i) => `${i.path.join('.')}: ${i.message}`)
+                .join('; ')
+                .slice(0, 1000),
+              details: {},
+            },
+          });
+      }
+    }
+
+    // Generated keys first, so this very pass compiles with them.
+    for (const o of objects) {
+      if (o.kind !== 'ApiKey') continue;
+      const name = generatedKeySecretName(o.metadata.name);
+      const existing = informers.Secret.get(o.metadata.namespace, name);
+      const plan = planKeySecret(o, existing, now);
+      if (plan.action === 'none') continue;
+      const path = `/api/v1/namespaces/${o.metadata.namespace}/secrets`;
+      try {
+        const written: KubeObject =
+          plan.action === 'create'
+            ? await this.#d.client.request('POST', path, { body: plan.secret })
+            : await this.#d.client.request('PUT', `${path}/${name}`, { body: plan.secret });
+        informers.Secret.upsertLocal(written);
+        logger.info({ msg: plan.event, apiKey: `${o.metadata.namespace}/${o.metadata.name}`, secret: name });
+        const src = raw.get(o);
+        if (src)
+          this.#event(
+            src,
+            'ApiKey',
+            'Normal',
+            plan.action === 'create' ? 'KeyGenerated' : 'KeySecretUpdated',
+            plan.event,
+          );
+      } catch (err) {
+        if (isAlreadyExists(err) || isConflict(err)) {
+          // The cache was behind; the watch brings the current Secret and requeues.
+          this.queue.add(SNAPSHOT_KEY, 500);
+          continue;
+        }
+        throw err;
+      }
+    }
+
+    const secrets = this.#referencedSecrets(objects);
+    const { snapshot, verdicts } = compileSnapshot({ objects, secrets, now, sealKey: this.#d.sealKey });
+    const result = await this.#d.publisher.publish(snapshot);
+    this.lastPublishedVersion = snapshot.version;
+    metrics.setSnapshotVersion(snapshot.version);
+    metrics.snapshotBytes.set(result.bytes);
+    metrics.lastPublish.set(Date.now() / 1000);
+    metrics.reconciles.inc({ kind: 'Snapshot', result: result.published ? 'published' : 'unchanged' });
+    if (result.published)
+      logger.info({
+        msg: 'snapshot published',
+        version: snapshot.version,
+        bytes: result.bytes,
+        projects: Object.keys(snapshot.projects).length,
+        apiKeys: Object.keys(snapshot.apiKeys).length,
+      });
+
+    const byRef = new Map<string, Verdict>();
+    for (const v of verdicts) byRef.set(`${v.ref.kind}/${v.ref.namespace}/${v.ref.name}`, v);
+    const judged: Judged[] = [...invalid];
+    metrics.snapshotObjects.reset();
+    for (const o of objects) {
+      const v = byRef.get(`${o.kind}/${o.metadata.namespace}/${o.metadata.name}`);
+      const src = raw.get(o);
+      if (!v || !src) continue;
+      judged.push({ obj: src, kind: o.kind, verdict: v });
+      metrics.snapshotObjects.inc({ kind: o.kind, ready: String(v.ok) });
+      metrics.reconciles.inc({ kind: o.kind, result: v.ok ? 'ready' : 'not_ready' });
+    }
+    this.#last = { snapshot, judged };
+    await this.#writeStatuses(judged, now);
+    this.#scheduleExpiries(objects, now);
+  }
+
+  async refreshSpend(): Promise<void> {
+    if (!this.#last) return;
+    const now = this.#now();
+    this.#spend = await readCapSpend(this.#d.redis, this.#last.snapshot, now);
+    this.#d.metrics.reconciles.inc({ kind: 'SpendCapSpend', result: 'ok' });
+    await this.#writeStatuses(
+      this.#last.judged.filter((j) => j.kind === 'SpendCap'),
+      now,
+    );
+  }
+
+  #referencedSecrets(objects: readonly SwitchyardObject[]): SecretData[] {
+    const wanted = new Set<string>();
+    for (const o of objects) {
+      const ns = o.metadata.namespace;
+      if (o.kind === 'Provider' && o.spec.credentials)
+        wanted.add(`${ns}/${o.spec.credentials.secretRef.name}`);
+      if (o.kind === 'Project')
+        for (const w of o.spec.webhooks ?? []) wanted.add(`${ns}/${w.secretRef.name}`);
+      if (o.kind === 'ApiKey')
+        wanted.add(`${ns}/${o.spec.secretRef?.name ?? generatedKeySecretName(o.metadata.name)}`);
+    }
+    const out: SecretData[] = [];
+    for (const id of wanted) {
+      const [ns = '', name = ''] = id.split('/');
+      const s = this.#d.informers.Secret.get(ns, name);
+      if (s) out.push(decodeSecret({ ...(s as unknown as Secret), apiVersion: 'v1', kind: 'Secret' }));
+    }
+    return out;
+  }
+
+  /** Wake up at the next key expiry or end of a rotation grace period, so it takes effect on time. */
+  #scheduleExpiries(objects: readonly SwitchyardObject[], now: Date): void {
+    let next = Number.POSITIVE_INFINITY;
+    for (const o of objects) {
+      if (o.kind !== 'ApiKey') continue;
+      const exp = o.spec.expiresAt ? Date.parse(o.spec.expiresAt) : Number.NaN;
+      if (exp > now.getTime()) next = Math.min(next, exp);
+      const secretName = o.spec.secretRef?.name ?? generatedKeySecretName(o.metadata.name);
+      const until = previousValidUntil(this.#d.informers.Secret.get(o.metadata.namespace, secretName), now);
+      if (until) next = Math.min(next, Date.parse(until));
+    }
+    if (Number.isFinite(next)) this.queue.add(SNAPSHOT_KEY, Math.min(next - now.getTime() + 20, 2 ** 31 - 1));
+  }
+
+  #extraFields(j: Judged, now: Date): StatusFields {
+    const o = j.obj;
+    const spec = (o.spec ?? {}) as Record<string, unknown>;
+    switch (j.kind) {
+      case 'Workflow': {
+        const backups = Array.isArray(spec.backups) ? spec.backups.length : 0;
+        return {
+          apiName: (spec.name as string | undefined) ?? o.metadata.name,
+          route: `${String(spec.provider)}/${String(spec.model)}`,
+          backups,
+        };
+      }
+      case 'ApiKey': {
+        const ref = spec.secretRef as { name: string } | undefined;
+        const secretName = ref?.name ?? generatedKeySecretName(o.metadata.name);
+        const secret = this.#d.informers.Secret.get(o.metadata.namespace ?? '', secretName);
+        const gen = secret?.metadata.annotations?.[ROTATION_ANNOTATION];
+        return {
+          secretName,
+          rotationGeneration: !ref && gen !== undefined ? Number(gen) : undefined,
+          previousKeyValidUntil: previousValidUntil(secret, now),
+        };
+      }
+      case 'SpendCap': {
+        if (!j.verdict.ok) return {};
+        const s = this.#spend.get(`${o.metadata.namespace}/${o.metadata.name}`);
+        return s ? { spentUsd: s.spentUsd, state: s.state, resetAt: s.resetAt } : {};
+      }
+      default:
+        return {};
+    }
+  }
+
+  async #writeStatuses(judged: readonly Judged[], now: Date): Promise<void> {
+    let i = 0;
+    const work = async () => {
+      while (i < judged.length) {
+        const j = judged[i++];
+        if (j) await this.#writeStatus(j, now);
+      }
+    };
+    await Promise.all(Array.from({ length: STATUS_CONCURRENCY }, work));
+  }
+
+  async #writeStatus(j: Judged, now: Date): Promise<void> {
+    const { kind } = j;
+    // Compare with the freshest copy: our own earlier writes are in the cache already.
+    const obj = this.#d.informers[kind].get(j.obj.metadata.namespace ?? '', j.obj.metadata.name);
+    if (!obj || obj.metadata.uid !== j.obj.metadata.uid) return;
+    const current = obj.status as Record<string, unknown> | undefined;
+    const desired = desiredStatus({
+      kind,
+      generation: j.obj.metadata.generation,
+      current,
+      verdict: j.verdict,
+      extra: this.#extraFields(j, now),
+      now,
+    });
+    if (sameStatus(current, desired)) return;
+    const ns = obj.metadata.namespace ?? '';
+    const path = `/apis/${GROUP}/${VERSION}/namespaces/${ns}/${PLURALS[kind]}/${obj.metadata.name}/status`;
+    try {
+      const written: KubeObject = await this.#d.client.request('PATCH', path, {
+        body: statusMergePatch(current, desired),
+        contentType: 'application/merge-patch+json',
+      });
+      this.#d.informers[kind].upsertLocal(written);
+      this.#d.metrics.statusWrites.inc({ kind });
+    } catch (err) {
+      if (isNotFound(err)) return; // deleted meanwhile
+      throw err;
+    }
+    const before = findCondition(current?.conditions as Condition[] | undefined, 'Ready');
+    const after = findCondition(desired.conditions as Condition[], 'Ready');
+    const t = after && readyTransition(before, after);
+    if (t && after) this.#event(obj, kind, t.type, t.reason, after.message);
+  }
+
+  #event(obj: KubeObject, kind: string, type: 'Normal' | 'Warning', reason: string, message: string): void {
+    this.#d.events.record(
+      {
+        apiVersion: API_VERSION,
+        kind,
+        namespace: obj.metadata.namespace ?? 'default',
+        name: obj.metadata.name,
+        ...(obj.metadata.uid ? { uid: obj.metadata.uid } : {}),
+      },
+      type,
+      reason,
+      message,
+    );
+  }
+}

@@ -1,0 +1,202 @@
+import { ApiException, CoordinationV1Api, type KubeConfig, type V1Lease } from '@kubernetes/client-node';
+import type { Logger } from 'pino';
+
+/**
+ * Leader election on a coordination.k8s.io/v1 Lease, as client-go's leaderelection does it:
+ * - try every `retryMs`; the holder renews (renewTime) on the same tick;
+ * - a candidate takes the Lease when it is free (no holder) or when the holder has not renewed for
+ *   leaseDurationSeconds, measured on the candidate's own clock since it last saw the record change
+ *   (so clock skew between replicas does not matter);
+ * - writes carry the resourceVersion read, so two candidates never both win;
+ * - a leader that cannot renew for `renewDeadlineMs` steps down before others may take over;
+ * - release() clears holderIdentity and sets a 1 s duration, so a standby takes over at once.
+ */
+
+export interface LeaderOptions {
+  kubeConfig: KubeConfig;
+  namespace: string;
+  name: string;
+  identity: string;
+  logger: Logger;
+  leaseDurationMs?: number;
+  renewDeadlineMs?: number;
+  retryMs?: number;
+  onStartedLeading: () => void;
+  onStoppedLeading: () => void;
+}
+
+/** MicroTime must have six fractional digits; the generated client would send Date#toISOString (three). */
+export const microTime = (d: Date): string => d.toISOString().replace(/\.(\d{3})Z$/, '.$1000Z');
+
+export class LeaderElector {
+  readonly #o: Required<LeaderOptions>;
+  readonly #api: CoordinationV1Api;
+  #leading = false;
+  #timer: NodeJS.Timeout | undefined;
+  #stopped = true;
+  #lastRenew = 0;
+  /** What we last saw and when, on our own clock. */
+  #observed: { rv: string; holder: string; renew: string; at: number } | undefined;
+  #tick: Promise<void> = Promise.resolve();
+
+  constructor(opts: LeaderOptions) {
+    this.#o = { leaseDurationMs: 10_000, renewDeadlineMs: 8_000, retryMs: 2_000, ...opts };
+    this.#api = opts.kubeConfig.makeApiClient(CoordinationV1Api);
+  }
+
+  get isLeader(): boolean {
+    return this.#leading;
+  }
+
+  start(): void {
+    if (!this.#stopped) return;
+    this.#stopped = false;
+    this.#schedule(0);
+  }
+
+  #schedule(ms: number): void {
+    if (this.#stopped) return;
+    this.#timer = setTimeout(() => {
+      this.#tick = this.#tryAcquireOrRenew()
+        .catch((err: unknown) =>
+          this.#o.logger.warn({ msg: 'lease attempt failed', err: (err as Error).message }),
+        )
+        .finally(() => this.#schedule(this.#o.retryMs));
+    }, ms);
+  }
+
+  async #tryAcquireOrRenew(): Promise<void> {
+    const { namespace, name, identity } = this.#o;
+    const now = new Date();
+    let lease: V1Lease | undefined;
+    try {
+      lease = await this.#api.readNamespacedLease({ name, namespace });
+    } catch (err) {
+      if (!(err instanceof ApiException && err.code === 404)) {
+        this.#checkDeadline();
+        throw err;
+      }
+    }
+    const spec = {
+      holderIdentity: identity,
+      leaseDurationSeconds: Math.ceil(this.#o.leaseDurationMs / 1000),
+      acquireTime: microTime(now) as unknown as Date,
+      renewTime: microTime(now) as unknown as Date,
+      leaseTransitions: 0,
+    };
+    if (!lease) {
+      try {
+        await this.#api.createNamespacedLease({
+          namespace,
+          body: { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name, namespace }, spec },
+        });
+      } catch (err) {
+        if (err instanceof ApiException && err.code === 409) return; // someone else created it first
+        throw err;
+      }
+      this.#becomeLeader();
+      return;
+    }
+    const holder = lease.spec?.holderIdentity ?? '';
+    const renew = String(lease.spec?.renewTime ?? '');
+    const rv = lease.metadata?.resourceVersion ?? '';
+    if (!this.#observed || this.#observed.holder !== holder || this.#observed.renew !== renew)
+      this.#observed = { rv, holder, renew, at: Date.now() };
+    const durationMs = (lease.spec?.leaseDurationSeconds ?? 10) * 1000;
+    const expired = Date.now() > this.#observed.at + durationMs;
+    if (holder && holder !== identity && !expired) {
+      if (this.#leading) this.#loseLeadership('another replica holds the Lease');
+      return;
+    }
+    const takingOver = holder !== identity;
+    const body: V1Lease = {
+      ...lease,
+      spec: {
+        ...lease.spec,
+        holderIdentity: identity,
+        leaseDurationSeconds: spec.leaseDurationSeconds,
+        renewTime: spec.renewTime,
+        ...(takingOver
+          ? { acquireTime: spec.acquireTime, leaseTransitions: (lease.spec?.leaseTransitions ?? 0) + 1 }
+          : {
+              acquireTime: (lease.spec?.acquireTime
+                ? String(lease.spec.acquireTime)
+                : spec.acquireTime) as unknown as Date,
+            }),
+      },
+    };
+    try {
+      await this.#api.replaceNamespacedLease({ name, namespace, body });
+    } catch (err) {
+      if (err instanceof ApiException && err.code === 409) {
+        this.#checkDeadline();
+        return;
+      }
+      this.#checkDeadline();
+      throw err;
+    }
+    if (takingOver)
+      this.#o.logger.info({
+        msg: 'acquired the Lease',
+        lease: `${namespace}/${name}`,
+        previousHolder: holder || null,
+      });
+    this.#becomeLeader();
+  }
+
+  #becomeLeader(): void {
+    this.#lastRenew = Date.now();
+    if (this.#leading) return;
+    this.#leading = true;
+    this.#o.onStartedLeading();
+  }
+
+  #checkDeadline(): void {
+    if (this.#leading && Date.now() - this.#lastRenew > this.#o.renewDeadlineMs)
+      this.#loseLeadership('could not renew the Lease in time');
+  }
+
+  #loseLeadership(why: string): void {
+    if (!this.#leading) return;
+    this.#leading = false;
+    this.#o.logger.warn({ msg: 'lost leadership', why });
+    this.#o.onStoppedLeading();
+  }
+
+  /** Stops campaigning. With `release`, a held Lease is handed back at once. */
+  async stop(opts: { release: boolean }): Promise<void> {
+    this.#stopped = true;
+    clearTimeout(this.#timer);
+    await this.#tick;
+    const wasLeading = this.#leading;
+    if (wasLeading) {
+      this.#leading = false;
+      this.#o.onStoppedLeading();
+    }
+    if (!opts.release || !wasLeading) return;
+    const { namespace, name, identity } = this.#o;
+    try {
+      const lease = await this.#api.readNamespacedLease({ name, namespace });
+      if (lease.spec?.holderIdentity !== identity) return;
+      await this.#api.replaceNamespacedLease({
+        name,
+        namespace,
+        body: {
+          ...lease,
+          spec: {
+            ...lease.spec,
+            holderIdentity: undefined,
+            leaseDurationSeconds: 1,
+            renewTime: microTime(new Date()) as unknown as Date,
+            acquireTime: lease.spec?.acquireTime
+              ? (String(lease.spec.acquireTime) as unknown as Date)
+              : undefined,
+          },
+        },
+      });
+      this.#o.logger.info({ msg: 'released the Lease', lease: `${namespace}/${name}` });
+    } catch (err) {
+      this.#o.logger.warn({ msg: 'could not release the Lease', err: (err as Error).message });
+    }
+  }
+}

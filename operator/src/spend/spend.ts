@@ -1,0 +1,51 @@
+import type { Redis } from 'ioredis';
+import {
+  microsToUsd,
+  periodWindow,
+  type Snapshot,
+  SPEND_KEYS,
+  type SpendState,
+  spendState,
+  usdToMicros,
+} from '../../../contract/index.ts';
+
+export interface CapSpend {
+  spentUsd: string;
+  state: SpendState;
+  resetAt: string;
+}
+
+/**
+ * Reads what gateways recorded for each spend cap of the snapshot (integer micro-dollars under the
+ * contract's keys) and turns it into SpendCap status fields. Keyed by cap id `<namespace>/<name>`.
+ */
+export async function readCapSpend(
+  redis: Redis,
+  snapshot: Snapshot,
+  now: Date,
+): Promise<Map<string, CapSpend>> {
+  const entries: { id: string; key: string; limit: number; resetAt: string }[] = [];
+  for (const project of Object.values(snapshot.projects)) {
+    for (const cap of project.spendCaps) {
+      const w = periodWindow(cap.period, now);
+      const key =
+        cap.scope === 'workflow'
+          ? SPEND_KEYS.slot(project.id, cap.workflow ?? '', cap.slot ?? 'primary', cap.period, w.start)
+          : SPEND_KEYS.project(project.id, cap.period, w.start);
+      entries.push({ id: cap.id, key, limit: usdToMicros(cap.limitUsd), resetAt: w.end.toISOString() });
+    }
+  }
+  const out = new Map<string, CapSpend>();
+  if (!entries.length) return out;
+  // One GET per key: keys of different projects live in different hash slots (Redis Cluster).
+  const pipeline = redis.pipeline();
+  for (const e of entries) pipeline.get(e.key);
+  const results = (await pipeline.exec()) ?? [];
+  entries.forEach((e, i) => {
+    const [err, raw] = results[i] ?? [null, null];
+    if (err) throw err;
+    const micros = Math.max(0, Number.parseInt(String(raw ?? '0'), 10) || 0);
+    out.set(e.id, { spentUsd: microsToUsd(micros), state: spendState(micros, e.limit), resetAt: e.resetAt });
+  });
+  return out;
+}
