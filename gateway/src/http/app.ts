@@ -1,6 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import multipart from '@fastify/multipart';
-import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
+import Fastify, {
+  type FastifyBaseLogger,
+  type FastifyInstance,
+  type FastifyReply,
+  type FastifyRequest,
+  LogController,
+} from 'fastify';
 import type { Logger } from 'pino';
 import { authenticate, requireScope } from '../auth/authenticate.ts';
 import { GatewayError } from '../errors/index.ts';
@@ -40,13 +46,40 @@ export function buildGatewayApp(opts: GatewayAppOptions): FastifyInstance {
   app.decorateRequest('startedAt', 0);
   void app.register(multipart, { attachFieldsToBody: false });
 
-  app.addHook('onRequest', async (req) => {
+  /**
+   * Counts, logs and releases the in-flight slot of a request, exactly once. Fastify runs onResponse
+   * only when the response finishes; a client that goes away first (a dropped stream, a timeout on
+   * a slow upstream) would otherwise stay "in flight" forever and never be counted or logged.
+   */
+  const accounted = new WeakSet<FastifyRequest>();
+  const account = (req: FastifyRequest, reply: FastifyReply): void => {
+    if (accounted.has(req)) return;
+    accounted.add(req);
+    if (req.routeOptions.config?.scope) metrics.inFlight.dec({ surface: req.record.surface });
+    const finished = {
+      id: req.id,
+      method: req.method,
+      path: req.url.split('?')[0] ?? req.url,
+      status: reply.statusCode,
+      durationMs: performance.now() - req.startedAt,
+      record: req.record,
+    };
+    countRequest(metrics, finished);
+    req.log.info(requestLogLine(finished));
+  };
+
+  app.addHook('onRequest', async (req, reply) => {
     req.startedAt = performance.now();
     const surface = req.routeOptions.config?.surface;
     req.record = { surface: surface ?? 'other' };
     const scope = req.routeOptions.config?.scope;
     if (!scope) return;
     metrics.inFlight.inc({ surface: surface ?? 'other' });
+    reply.raw.once('close', () => {
+      if (reply.raw.writableFinished) return; // onResponse accounts for it
+      req.record.outcome = 'aborted';
+      account(req, reply);
+    });
     const runtime = store.current;
     if (!runtime)
       throw new GatewayError('service_unavailable', 'The gateway has no configuration loaded yet.', {
@@ -59,19 +92,7 @@ export function buildGatewayApp(opts: GatewayAppOptions): FastifyInstance {
     requireScope(auth, scope);
   });
 
-  app.addHook('onResponse', async (req, reply) => {
-    if (req.routeOptions.config?.scope) metrics.inFlight.dec({ surface: req.record.surface });
-    const finished = {
-      id: req.id,
-      method: req.method,
-      path: req.url.split('?')[0] ?? req.url,
-      status: reply.statusCode,
-      durationMs: performance.now() - req.startedAt,
-      record: req.record,
-    };
-    countRequest(metrics, finished);
-    req.log.info(requestLogLine(finished));
-  });
+  app.addHook('onResponse', async (req, reply) => account(req, reply));
 
   app.setErrorHandler((err, req, reply) => sendError(err, req, reply));
   app.setNotFoundHandler((req, reply) => {
