@@ -36,7 +36,7 @@ export class LeaderElector {
   #stopped = true;
   #lastRenew = 0;
   /** What we last saw and when, on our own clock. */
-  #observed: { rv: string; holder: string; renew: string; at: number } | undefined;
+  #observed: { rv: string; holder: string; renew: string; at: number; durationMs: number } | undefined;
   #tick: Promise<void> = Promise.resolve();
 
   constructor(opts: LeaderOptions) {
@@ -63,6 +63,14 @@ export class LeaderElector {
         )
         .finally(() => this.#schedule(this.#o.retryMs));
     }, ms);
+  }
+
+  /** A standby retries right when the holder's Lease would expire, not up to retryMs later. */
+  #nextDelay(): number {
+    const o = this.#observed;
+    if (this.#leading || !o || !o.holder || o.holder === this.#o.identity) return this.#o.retryMs;
+    const untilExpiry = o.at + o.durationMs - Date.now() + 20;
+    return Math.max(50, Math.min(this.#o.retryMs, untilExpiry));
   }
 
   async #tryAcquireOrRenew(): Promise<void> {
@@ -100,9 +108,9 @@ export class LeaderElector {
     const holder = lease.spec?.holderIdentity ?? '';
     const renew = String(lease.spec?.renewTime ?? '');
     const rv = lease.metadata?.resourceVersion ?? '';
-    if (!this.#observed || this.#observed.holder !== holder || this.#observed.renew !== renew)
-      this.#observed = { rv, holder, renew, at: Date.now() };
     const durationMs = (lease.spec?.leaseDurationSeconds ?? 10) * 1000;
+    if (!this.#observed || this.#observed.holder !== holder || this.#observed.renew !== renew)
+      this.#observed = { rv, holder, renew, at: Date.now(), durationMs };
     const expired = Date.now() > this.#observed.at + durationMs;
     if (holder && holder !== identity && !expired) {
       if (this.#leading) this.#loseLeadership('another replica holds the Lease');
