@@ -61,7 +61,7 @@ export class LeaderElector {
         .catch((err: unknown) =>
           this.#o.logger.warn({ msg: 'lease attempt failed', err: (err as Error).message }),
         )
-        .finally(() => this.#schedule(this.#o.retryMs));
+        .finally(() => this.#schedule(this.#nextDelay()));
     }, ms);
   }
 
