@@ -1,0 +1,44 @@
+import { readFileSync } from 'node:fs';
+
+/** Samples VmRSS of a process from /proc/<pid>/status (MB). */
+export function rssMb(pid: number): number | undefined {
+  try {
+    const m = /VmRSS:\s+(\d+)\s+kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return m ? Number(m[1]) / 1024 : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+export interface RssSampler {
+  /** Current value now. */
+  now(): number | undefined;
+  /** Starts recording the peak; stopPeak() returns it. */
+  startPeak(): void;
+  stopPeak(): number;
+  close(): void;
+}
+
+export function rssSampler(pid: number, intervalMs = 100): RssSampler {
+  let peak = 0;
+  let recording = false;
+  const timer = setInterval(() => {
+    if (!recording) return;
+    const v = rssMb(pid);
+    if (v !== undefined && v > peak) peak = v;
+  }, intervalMs);
+  timer.unref();
+  return {
+    now: () => rssMb(pid),
+    startPeak() {
+      peak = rssMb(pid) ?? 0;
+      recording = true;
+    },
+    stopPeak() {
+      recording = false;
+      const v = rssMb(pid) ?? 0;
+      return Math.max(peak, v);
+    },
+    close: () => clearInterval(timer),
+  };
+}

@@ -1,0 +1,148 @@
+import autocannon from 'autocannon';
+import { Pool } from 'undici';
+import type { RequestSpec } from './targets.ts';
+
+/** Load: a closed-loop latency probe with µs resolution, and autocannon for throughput. */
+
+export interface Percentiles {
+  p50: number;
+  p90: number;
+  p99: number;
+  max: number;
+}
+
+export function percentiles(samples: number[]): Percentiles {
+  const s = [...samples].sort((a, b) => a - b);
+  const at = (q: number) => s[Math.min(s.length - 1, Math.max(0, Math.ceil(q * s.length) - 1))] ?? Number.NaN;
+  return { p50: at(0.5), p90: at(0.9), p99: at(0.99), max: s[s.length - 1] ?? Number.NaN };
+}
+
+export interface LatencyPoint extends Percentiles {
+  concurrency: number;
+  requests: number;
+  errors: number;
+  rps: number;
+}
+
+/**
+ * `concurrency` loops, each sending the next request when the previous answer is read completely, for
+ * `durationMs`. Latency is from send to the last body byte, in ms with µs resolution (autocannon's
+ * histogram rounds to whole ms, too coarse for sub-millisecond overheads).
+ */
+export async function latencyPoint(
+  spec: RequestSpec,
+  concurrency: number,
+  durationMs: number,
+): Promise<LatencyPoint> {
+  const url = new URL(spec.url);
+  const pool = new Pool(url.origin, { connections: concurrency, keepAliveTimeout: 60_000 });
+  const samples: number[] = [];
+  let errors = 0;
+  const end = performance.now() + durationMs;
+  const started = performance.now();
+  const loop = async () => {
+    while (performance.now() < end) {
+      const t0 = performance.now();
+      try {
+        const res = await pool.request({
+          method: 'POST',
+          path: url.pathname,
+          headers: spec.headers,
+          body: spec.body,
+        });
+        await res.body.arrayBuffer();
+        if (res.statusCode === 200) samples.push(performance.now() - t0);
+        else errors++;
+      } catch {
+        errors++;
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: concurrency }, loop));
+  const elapsed = performance.now() - started;
+  await pool.close();
+  return {
+    concurrency,
+    requests: samples.length,
+    errors,
+    rps: (samples.length / elapsed) * 1000,
+    ...percentiles(samples),
+  };
+}
+
+export interface CannonPoint {
+  connections: number;
+  /** Requested rate (req/s) or undefined for as fast as possible. */
+  rate: number | undefined;
+  rps: number;
+  p50: number;
+  p99: number;
+  errors: number;
+  non2xx: number;
+}
+
+export async function cannon(
+  spec: RequestSpec,
+  connections: number,
+  durationS: number,
+  rate?: number,
+): Promise<CannonPoint> {
+  const result = await autocannon({
+    url: spec.url,
+    method: 'POST',
+    headers: spec.headers,
+    body: spec.body,
+    connections,
+    duration: durationS,
+    // autocannon's coordinated-omission correction uses ceil(1 / per-connection rate) = 1 ms as the
+    // expected interval, which pads the histogram with made-up samples: keep the raw latencies instead.
+    ...(rate ? { overallRate: rate, ignoreCoordinatedOmission: true } : {}),
+  });
+  return {
+    connections,
+    rate,
+    rps: result.requests.average,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    errors: result.errors + result.timeouts,
+    non2xx: result.non2xx,
+  };
+}
+
+export interface ThroughputResult {
+  /** Highest measured req/s whose p99 stayed under the limit (0 if none). */
+  maxRps: number;
+  p99AtMax: number;
+  limitMs: number;
+  points: CannonPoint[];
+}
+
+/**
+ * Maximum throughput with p99 under `limitMs`: first as fast as possible with `connections`; if that p99 is
+ * over the limit, a bisection over rate-limited runs (autocannon overallRate) between 0 and the saturated rate.
+ */
+export async function throughputSearch(
+  spec: RequestSpec,
+  opts: { connections: number; durationS: number; steps: number; limitMs: number },
+): Promise<ThroughputResult> {
+  const points: CannonPoint[] = [];
+  const ok = (p: CannonPoint) => p.p99 < opts.limitMs && p.errors === 0 && p.non2xx === 0;
+  const sat = await cannon(spec, opts.connections, opts.durationS);
+  points.push(sat);
+  let best: CannonPoint | undefined = ok(sat) ? sat : undefined;
+  if (!best) {
+    let lo = 0;
+    let hi = sat.rps;
+    for (let i = 0; i < opts.steps; i++) {
+      const rate = Math.max(1, Math.round((lo + hi) / 2));
+      const p = await cannon(spec, opts.connections, opts.durationS, rate);
+      points.push(p);
+      // A rate the target could not keep up with counts as over the limit.
+      if (ok(p) && p.rps >= rate * 0.9) {
+        if (!best || p.rps > best.rps) best = p;
+        lo = rate;
+      } else hi = rate;
+    }
+  }
+  return { maxRps: best?.rps ?? 0, p99AtMax: best?.p99 ?? Number.NaN, limitMs: opts.limitMs, points };
+}

@@ -1,0 +1,179 @@
+import { cpus, loadavg } from 'node:os';
+import { startRedis } from './lib/redis.ts';
+import { rssSampler } from './lib/rss.ts';
+import { type LatencyPoint, latencyPoint, type ThroughputResult, throughputSearch } from './load.ts';
+import { type StreamResult, streamProbe } from './stream-probe.ts';
+import {
+  directTarget,
+  gatewayTarget,
+  passthroughTarget,
+  portkeyTarget,
+  type Sim,
+  startSim,
+  type Target,
+  type TargetName,
+} from './targets.ts';
+
+/** One bench run: Redis, simulators, then each target in turn, measured alone. */
+
+export interface BenchOptions {
+  delays: number[];
+  targets: TargetName[];
+  /** Seconds per load point. */
+  durationS: number;
+  throughputSteps: number;
+  p99LimitMs: number;
+  highConcurrency: number;
+  streamChunks: number;
+  chunkIntervalMs: number;
+  streams: number;
+  streamConcurrency: number;
+  cpuProfDir?: string;
+  log(line: string): void;
+}
+
+export interface DelayResult {
+  delayMs: number;
+  c1: LatencyPoint;
+  cHigh: LatencyPoint;
+}
+
+export interface SurfaceResult {
+  name: string;
+  target: string;
+  delays: DelayResult[];
+  throughput: ThroughputResult;
+  stream: StreamResult;
+}
+
+export interface TargetResult {
+  name: string;
+  startupMs: number;
+  rssMb: { idle: number; peak: number; after: number };
+  loadavgBefore: number;
+  surfaces: SurfaceResult[];
+}
+
+export interface BenchResult {
+  startedAt: string;
+  durationS: number;
+  machine: {
+    cpus: number;
+    model: string;
+    node: string;
+    platform: string;
+    loadavgStart: number[];
+    loadavgEnd: number[];
+    busy: boolean;
+    note: string;
+  };
+  options: Omit<BenchOptions, 'log' | 'cpuProfDir'>;
+  simulatorStartupMs: number;
+  targets: TargetResult[];
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const round1 = (n: number) => Math.round(n * 10) / 10;
+
+async function measureTarget(t: Target, sims: Sim[], o: BenchOptions): Promise<TargetResult> {
+  const rss = rssSampler(t.pid);
+  const loadavgBefore = loadavg()[0] ?? 0;
+  await sleep(1000);
+  const idle = rss.now() ?? 0;
+  rss.startPeak();
+  const surfaces: SurfaceResult[] = [];
+  for (const s of t.surfaces) {
+    // JIT warm-up, not recorded.
+    await latencyPoint(s.request(sims[0]!, false), 8, 1000);
+    const delays: DelayResult[] = [];
+    for (const sim of sims) {
+      const spec = s.request(sim, false);
+      const c1 = await latencyPoint(spec, 1, o.durationS * 1000);
+      const cHigh = await latencyPoint(spec, o.highConcurrency, o.durationS * 1000);
+      delays.push({ delayMs: sim.delayMs, c1, cHigh });
+      o.log(
+        `  ${s.name} @${sim.delayMs}ms: c1 p50 ${c1.p50.toFixed(3)} p99 ${c1.p99.toFixed(3)} ms; c${o.highConcurrency} p50 ${cHigh.p50.toFixed(2)} p99 ${cHigh.p99.toFixed(2)} ms, ${Math.round(cHigh.rps)} req/s${c1.errors + cHigh.errors ? ` (${c1.errors + cHigh.errors} errors)` : ''}`,
+      );
+    }
+    const throughput = await throughputSearch(s.request(sims[0]!, false), {
+      connections: o.highConcurrency,
+      durationS: o.durationS,
+      steps: o.throughputSteps,
+      limitMs: o.p99LimitMs,
+    });
+    o.log(`  ${s.name}: max ${Math.round(throughput.maxRps)} req/s with p99 < ${o.p99LimitMs} ms`);
+    const stream = await streamProbe(s.request(sims[0]!, true), o.streams, o.streamConcurrency);
+    o.log(
+      `  ${s.name}: stream TTFT p50 ${stream.ttft.p50.toFixed(2)} ms, gap p99 ${stream.gap.p99.toFixed(2)} ms, ${stream.eventsPerStream.toFixed(0)} events/stream${stream.errors ? `, ${stream.errors} errors (${stream.firstError})` : ''}`,
+    );
+    surfaces.push({ name: s.name, target: t.name, delays, throughput, stream });
+  }
+  const peak = rss.stopPeak();
+  await sleep(2000);
+  const after = rss.now() ?? 0;
+  rss.close();
+  return {
+    name: t.name,
+    startupMs: round1(t.startupMs),
+    rssMb: { idle: round1(idle), peak: round1(peak), after: round1(after) },
+    loadavgBefore,
+    surfaces,
+  };
+}
+
+export async function runBench(o: BenchOptions): Promise<BenchResult> {
+  const t0 = performance.now();
+  const loadavgStart = loadavg();
+  const redis = await startRedis();
+  const sims: Sim[] = [];
+  const results: TargetResult[] = [];
+  try {
+    for (const d of o.delays) sims.push(await startSim(d, o.streamChunks, o.chunkIntervalMs));
+    o.log(`redis ${redis.url}; simulators ${sims.map((s) => `${s.origin} (${s.delayMs} ms)`).join(', ')}`);
+    for (const name of o.targets) {
+      o.log(`${name}: starting (load average ${loadavg()[0]?.toFixed(2)})`);
+      const t =
+        name === 'direct'
+          ? directTarget(sims)
+          : name === 'passthrough'
+            ? await passthroughTarget(sims)
+            : name === 'gateway'
+              ? await gatewayTarget(sims, redis.url, { cpuProfDir: o.cpuProfDir })
+              : await portkeyTarget(sims);
+      o.log(`${name}: first 200 after ${t.startupMs.toFixed(0)} ms`);
+      try {
+        results.push(await measureTarget(t, sims, o));
+      } finally {
+        await t.stop();
+      }
+    }
+  } finally {
+    for (const s of sims) await s.proc.stop();
+    await redis.proc.stop();
+  }
+  const loadavgEnd = loadavg();
+  const cpuCount = cpus().length;
+  // Our own processes keep about 2 CPUs busy while measuring, so the start figure is the one that says
+  // whether something else was running.
+  const busy = (loadavgStart[0] ?? 0) > 0.5 * cpuCount;
+  const { log: _log, cpuProfDir: _prof, ...options } = o;
+  return {
+    startedAt: new Date(Date.now() - (performance.now() - t0)).toISOString(),
+    durationS: Math.round((performance.now() - t0) / 1000),
+    machine: {
+      cpus: cpuCount,
+      model: cpus()[0]?.model ?? 'unknown',
+      node: process.version,
+      platform: `${process.platform} ${process.arch}`,
+      loadavgStart,
+      loadavgEnd,
+      busy,
+      note: busy
+        ? `The machine was busy before the run started (1-min load average ${loadavgStart[0]?.toFixed(2)} on ${cpuCount} CPUs): figures are pessimistic and noisy.`
+        : 'The machine was quiet when the run started.',
+    },
+    options,
+    simulatorStartupMs: round1(sims[0]?.startupMs ?? 0),
+    targets: results,
+  };
+}

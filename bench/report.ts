@@ -1,0 +1,180 @@
+import type { BenchResult, SurfaceResult } from './orchestrator.ts';
+
+/** Markdown report: absolute figures, overhead against the direct floor, ratios and the goals. */
+
+const f = (n: number | undefined, digits = 2) =>
+  n === undefined || Number.isNaN(n) ? 'n/a' : n.toFixed(digits);
+const signed = (n: number | undefined, digits = 2) =>
+  n === undefined || Number.isNaN(n) ? 'n/a' : `${n >= 0 ? '+' : ''}${n.toFixed(digits)}`;
+
+interface Row {
+  s: SurfaceResult;
+  startupMs: number;
+  rss: { idle: number; peak: number; after: number };
+}
+
+function rows(r: BenchResult): Row[] {
+  return r.targets.flatMap((t) => t.surfaces.map((s) => ({ s, startupMs: t.startupMs, rss: t.rssMb })));
+}
+
+export interface Summary {
+  /** Added latency at concurrency 1, delay 0 (ms), gateway compat. */
+  addedP50: number;
+  addedP99: number;
+  streamTtftOverheadP50: number;
+  gatewayRps: number;
+  portkeyRps: number;
+  passthroughRps: number;
+  idle: number;
+  peak: number;
+  startupMs: number;
+}
+
+function byName(r: BenchResult, name: string): Row | undefined {
+  return rows(r).find((x) => x.s.name === name);
+}
+
+export function added(
+  r: BenchResult,
+  s: SurfaceResult,
+  delayMs: number,
+  conc: 'c1' | 'cHigh',
+  q: 'p50' | 'p99',
+) {
+  const direct = byName(r, 'direct')?.s.delays.find((d) => d.delayMs === delayMs);
+  const mine = s.delays.find((d) => d.delayMs === delayMs);
+  if (!direct || !mine) return Number.NaN;
+  return mine[conc][q] - direct[conc][q];
+}
+
+export function ratios(r: BenchResult): { label: string; value: number }[] {
+  const rps = (n: string) => byName(r, n)?.s.throughput.maxRps ?? Number.NaN;
+  const out: { label: string; value: number }[] = [];
+  for (const gw of ['gateway compat', 'gateway native']) {
+    out.push({ label: `${gw} / portkey (max req/s, p99 < limit)`, value: rps(gw) / rps('portkey') });
+    out.push({ label: `${gw} / passthrough (max req/s, p99 < limit)`, value: rps(gw) / rps('passthrough') });
+  }
+  return out.filter((x) => Number.isFinite(x.value));
+}
+
+function goals(r: BenchResult): string[] {
+  const gw = byName(r, 'gateway compat');
+  if (!gw) return [];
+  const d0 = r.options.delays[0] ?? 0;
+  const direct = byName(r, 'direct');
+  const ttftOver = direct ? gw.s.stream.ttft.p50 - direct.s.stream.ttft.p50 : Number.NaN;
+  const rps = (n: string) => byName(r, n)?.s.throughput.maxRps ?? Number.NaN;
+  const check = (ok: boolean) => (ok ? '✅' : '❌');
+  const g: [string, string, number, boolean][] = [
+    [
+      'added p50, concurrency 1',
+      '≤ 0.5 ms',
+      added(r, gw.s, d0, 'c1', 'p50'),
+      added(r, gw.s, d0, 'c1', 'p50') <= 0.5,
+    ],
+    [
+      'added p99, concurrency 1',
+      '≤ 2 ms',
+      added(r, gw.s, d0, 'c1', 'p99'),
+      added(r, gw.s, d0, 'c1', 'p99') <= 2,
+    ],
+    [
+      'throughput / portkey',
+      '≥ 5×',
+      rps('gateway compat') / rps('portkey'),
+      rps('gateway compat') / rps('portkey') >= 5,
+    ],
+    [
+      'throughput / passthrough',
+      '≥ 0.60',
+      rps('gateway compat') / rps('passthrough'),
+      rps('gateway compat') / rps('passthrough') >= 0.6,
+    ],
+    ['stream TTFT overhead p50', '≤ 1 ms', ttftOver, ttftOver <= 1],
+    ['RSS idle (MB)', '≤ 80', gw.rss.idle, gw.rss.idle <= 80],
+    ['RSS peak (MB)', '≤ 150', gw.rss.peak, gw.rss.peak <= 150],
+    ['start to first 200 (ms)', '≤ 1000', gw.startupMs, gw.startupMs <= 1000],
+  ];
+  return [
+    '| goal (gateway compat) | target | measured | |',
+    '|---|---|---|---|',
+    ...g.map(
+      ([name, target, v, ok]) => `| ${name} | ${target} | ${f(v)} | ${Number.isNaN(v) ? '?' : check(ok)} |`,
+    ),
+  ];
+}
+
+export function markdown(r: BenchResult): string {
+  const o = r.options;
+  const all = rows(r);
+  const direct = byName(r, 'direct');
+  const lines: string[] = [];
+  lines.push(`# Switchyard benchmark — ${r.startedAt}`, '');
+  lines.push(
+    `Machine: ${r.machine.cpus} × ${r.machine.model}, ${r.machine.platform}, Node ${r.machine.node}. ` +
+      `Load average at start ${r.machine.loadavgStart.map((x) => x.toFixed(2)).join(' / ')}, at end ${r.machine.loadavgEnd.map((x) => x.toFixed(2)).join(' / ')}. ${r.machine.note}`,
+    '',
+    `Run: ${r.durationS} s; ${o.durationS} s per load point; upstream delays ${o.delays.join(', ')} ms; ` +
+      `concurrency 1 and ${o.highConcurrency} (closed loop, µs-resolution client); throughput = autocannon, ${o.highConcurrency} connections, ` +
+      `bisection over rates for the highest rate with p99 < ${o.p99LimitMs} ms (delay ${o.delays[0]} ms); ` +
+      `streams: ${o.streams} × ${o.streamChunks} chunks ${o.chunkIntervalMs} ms apart, ${o.streamConcurrency} at a time.`,
+    '',
+  );
+  lines.push('## Added latency (target minus direct, same percentile, ms)', '');
+  const head = [
+    'target',
+    ...o.delays.flatMap((d) => [
+      `c1 p50 @${d}`,
+      `c1 p99 @${d}`,
+      `c${o.highConcurrency} p50 @${d}`,
+      `c${o.highConcurrency} p99 @${d}`,
+    ]),
+  ];
+  lines.push(`| ${head.join(' | ')} |`, `|${head.map(() => '---').join('|')}|`);
+  for (const x of all) {
+    const cells = o.delays.flatMap((d) => {
+      if (x.s.name === 'direct') {
+        const me = x.s.delays.find((y) => y.delayMs === d);
+        return [me?.c1.p50, me?.c1.p99, me?.cHigh.p50, me?.cHigh.p99].map((v) => `(${f(v, 3)})`);
+      }
+      return [
+        signed(added(r, x.s, d, 'c1', 'p50'), 3),
+        signed(added(r, x.s, d, 'c1', 'p99'), 3),
+        signed(added(r, x.s, d, 'cHigh', 'p50')),
+        signed(added(r, x.s, d, 'cHigh', 'p99')),
+      ];
+    });
+    lines.push(`| ${x.s.name} | ${cells.join(' | ')} |`);
+  }
+  lines.push('', 'The direct row shows the absolute latency of the simulator in parentheses.', '');
+  lines.push('## Throughput, streaming, memory, start', '');
+  lines.push(
+    `| target | max req/s (p99 < ${o.p99LimitMs} ms) | p99 there | saturated req/s (c${o.highConcurrency}) | TTFT p50 | TTFT overhead p50 | gap p99 | gap overhead p99 | RSS idle / peak / after (MB) | start → first 200 (ms) |`,
+    '|---|---|---|---|---|---|---|---|---|---|',
+  );
+  for (const x of all) {
+    const t = x.s.throughput;
+    const st = x.s.stream;
+    const over = direct ? st.ttft.p50 - direct.s.stream.ttft.p50 : Number.NaN;
+    const gapOver = direct ? st.gap.p99 - direct.s.stream.gap.p99 : Number.NaN;
+    lines.push(
+      `| ${x.s.name} | ${Math.round(t.maxRps)} | ${f(t.p99AtMax, 0)} | ${Math.round(t.points[0]?.rps ?? 0)} | ${f(st.ttft.p50)} | ${x.s.name === 'direct' ? '—' : signed(over)} | ${f(st.gap.p99)} | ${x.s.name === 'direct' ? '—' : signed(gapOver)} | ${f(x.rss.idle, 0)} / ${f(x.rss.peak, 0)} / ${f(x.rss.after, 0)} | ${f(x.startupMs, 0)} |`,
+    );
+  }
+  lines.push('', 'The direct row is the simulator process (its RSS and start time).', '');
+  for (const x of all)
+    if (x.s.stream.errors)
+      lines.push(
+        `- ${x.s.name}: ${x.s.stream.errors} of ${o.streams} streams failed: ${x.s.stream.firstError}`,
+      );
+  lines.push('');
+  const rs = ratios(r);
+  if (rs.length) {
+    lines.push('## Ratios', '');
+    for (const x of rs) lines.push(`- ${x.label}: **${x.value.toFixed(2)}×**`);
+    lines.push('');
+  }
+  const g = goals(r);
+  if (g.length) lines.push('## Goals', '', ...g, '');
+  return lines.join('\n');
+}
