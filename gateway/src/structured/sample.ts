@@ -21,9 +21,22 @@ type Schema = Record<string, unknown>;
 const SOFT_DEPTH = 6;
 /** Hard stop for pathological self-references that are required at every level. */
 const HARD_DEPTH = 32;
+/**
+ * Size budget of one sample. Schemas can come from requests (response_format, tool parameters in test
+ * mode), so `minItems: 1e9`, `minLength: 1e9` or nested minItems must not stall or exhaust the process:
+ * past the budget the sample is cut short (and then simply fails schema validation).
+ */
+const MAX_NODES = 100_000;
+const MAX_CHARS = 1_000_000;
 
 export function sampleFromSchema(schema: unknown, seed = ''): unknown {
-  return sample(schema, { root: schema, seed, depth: 0, path: '$' });
+  return sample(schema, {
+    root: schema,
+    seed,
+    depth: 0,
+    path: '$',
+    budget: { nodes: MAX_NODES, chars: MAX_CHARS },
+  });
 }
 
 interface Ctx {
@@ -31,6 +44,8 @@ interface Ctx {
   seed: string;
   depth: number;
   path: string;
+  /** Shared by every child context of one sample. */
+  budget: { nodes: number; chars: number };
 }
 
 function isObject(v: unknown): v is Schema {
@@ -122,7 +137,7 @@ function pickType(schema: Schema): string | undefined {
 }
 
 function sample(input: unknown, ctx: Ctx): unknown {
-  if (ctx.depth > HARD_DEPTH) return null;
+  if (ctx.depth > HARD_DEPTH || --ctx.budget.nodes < 0) return null;
   if (input === true || input === undefined) return null;
   if (input === false) return null;
   const resolved = deref(input, ctx);
@@ -176,8 +191,11 @@ function sampleObject(schema: Schema, ctx: Ctx): Record<string, unknown> {
   for (const key of required) if (!(key in out)) out[key] = null;
   const min = typeof schema.minProperties === 'number' ? schema.minProperties : 0;
   const extra = isObject(schema.additionalProperties) ? schema.additionalProperties : {};
-  for (let i = 0; Object.keys(out).length < min; i++) {
+  let size = Object.keys(out).length;
+  for (let i = 0; size < min && ctx.budget.nodes > 0; i++) {
+    if (`key${i}` in out) continue;
     out[`key${i}`] = sample(extra, child(ctx, `key${i}`));
+    size++;
   }
   return out;
 }
@@ -195,7 +213,7 @@ function sampleArray(schema: Schema, ctx: Ctx): unknown[] {
   const preferred = ctx.depth < SOFT_DEPTH ? Math.max(1, prefix.length) : 0;
   const count = Math.min(Math.max(min, preferred), max);
   const out: unknown[] = [];
-  for (let i = 0; i < count; i++) {
+  for (let i = 0; i < count && ctx.budget.nodes > 0; i++) {
     const s = i < prefix.length ? prefix[i] : itemSchema;
     out.push(sample(s, child(ctx, String(i))));
   }
@@ -246,7 +264,11 @@ function sampleString(schema: Schema, ctx: Ctx): string {
   }
   const min = typeof schema.minLength === 'number' ? schema.minLength : 0;
   const max = typeof schema.maxLength === 'number' ? schema.maxLength : Number.POSITIVE_INFINITY;
-  while (value.length < min) value += 'x';
+  if (value.length < min) {
+    const target = Math.min(min, value.length + Math.max(0, ctx.budget.chars));
+    ctx.budget.chars -= target - value.length;
+    value = value.padEnd(target, 'x');
+  }
   if (value.length > max) value = value.slice(0, max);
   return value;
 }
