@@ -125,7 +125,9 @@ describe('native stream format', () => {
     expect(Number.isInteger(p.meta.duration_ms)).toBe(true);
     expect(p.meta.usage.prompt_tokens).toBeGreaterThan(0);
     expect(p.meta.usage.completion_tokens).toBeGreaterThan(0);
-    expect(p.meta.usage.total_tokens).toBe(p.meta.usage.prompt_tokens + p.meta.usage.completion_tokens);
+    expect(p.meta.usage.total_tokens).toBe(
+      (p.meta.usage.prompt_tokens ?? 0) + (p.meta.usage.completion_tokens ?? 0),
+    );
     expect(p.meta.attempts).toHaveLength(1);
     expect(p.meta.attempts[0]).toMatchObject({ provider: 'oai', model: 'gpt-4o-mini', status: 'success' });
     const sent = env.sim.requests()[0]!.body as { stream?: boolean };
