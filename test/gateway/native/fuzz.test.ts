@@ -33,6 +33,7 @@ beforeAll(async () => {
     wf('audio-wf', 'audio'),
     wf('vision-wf', 'vision'),
     wf('person-wf', 'chat', { structuredOutput: { schema: PERSON } }),
+    wf('tm-wf', 'chat', { testMode: true }),
   ]);
 });
 afterAll(async () => env?.close());
@@ -63,6 +64,12 @@ const VALID: Record<string, unknown>[] = [
     workflow: 'chat-wf',
     messages: userMsg(),
     response_format: { type: 'json_schema', json_schema: { name: 'p', schema: PERSON } },
+  },
+  {
+    workflow: 'tm-wf',
+    messages: userMsg(),
+    format: 'wrapped',
+    response_format: { type: 'array', minItems: 2, items: { type: 'string', minLength: 3 } },
   },
   { workflow: 'completion-wf', prompt: 'Once upon a time', max_tokens: 10 },
   { workflow: 'image-wf', prompt: 'a fox', n: 1, size: '256x256', quality: 'hd' },
@@ -137,6 +144,10 @@ const PATHS: (string | number)[][] = [
   ['response_format', 'json_schema', 'schema'],
   ['response_format', 'json_schema', 'schema', 'properties'],
   ['structured_output_schema', 'required'],
+  ['response_format', 'minItems'],
+  ['response_format', 'items'],
+  ['response_format', 'items', 'minLength'],
+  ['response_format', 'items', 'type'],
   ['metadata', 'customer_id'],
   ['input', 0],
 ];

@@ -1,6 +1,6 @@
 /** Native SSE: frame order, failover before the first byte, explicit errors after it, replayed SSE. */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { provider, workflow } from '../../harness/manifests.ts';
+import { API_KEY, provider, workflow } from '../../harness/manifests.ts';
 import {
   type Env,
   type Meta,
@@ -31,7 +31,7 @@ interface Metadata {
 let env: Env;
 beforeAll(async () => {
   env = await startEnv((simUrl) => [
-    ...provider('streamy', 'openai', simUrl, ['cut-0', 'cut-3', 'gpt-4o-mini']),
+    ...provider('streamy', 'openai', simUrl, ['cut-0', 'cut-3', 'gpt-4o-mini', 'chunks-20-interval-50']),
     ...provider('quick', 'openai', simUrl, ['hang'], {
       timeouts: { connectMs: 500, firstByteMs: 300, totalMs: 1500 },
     }),
@@ -47,6 +47,7 @@ beforeAll(async () => {
       model: 'fail-503',
       backups: [{ provider: 'gem', model: 'fail-503' }],
     }),
+    workflow('st-slow', { provider: 'streamy', model: 'chunks-20-interval-50' }),
     workflow('st-nostream', { provider: 'nostream', model: 'gpt-4o-mini' }),
     workflow('st-completion', { provider: 'oai', model: 'gpt-4o-mini', requestType: 'completion' }),
     workflow('st-anthropic', OK),
@@ -249,5 +250,26 @@ describe('failure after the first byte', () => {
     expect(frames.some((f) => f.event === 'meta')).toBe(false);
     // No silent switch to the backup once bytes reached the client.
     expect(env.sim.requests().map((q) => q.provider)).toEqual(['openai']);
+  });
+});
+
+describe('client disconnects', () => {
+  it('a client that goes away mid-stream does not hurt the gateway; the upstream stream is abandoned', async () => {
+    const ac = new AbortController();
+    const res = await fetch(`${env.gw.url}/v1/ai`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${API_KEY}` },
+      body: JSON.stringify({ workflow: 'st-slow', messages: userMsg(), stream: true }),
+      signal: ac.signal,
+    });
+    expect(res.status).toBe(200);
+    const reader = res.body!.getReader();
+    const first = await reader.read();
+    expect(new TextDecoder().decode(first.value)).toContain('event: metadata');
+    ac.abort();
+    await reader.read().catch(() => undefined);
+    // The gateway keeps serving, streams included.
+    const again = await stream({ workflow: 'st-ok' });
+    expectCleanStream(parseSse(again.text));
   });
 });

@@ -62,6 +62,21 @@ describe('body parsing', () => {
     expect(r.json.message).toMatch(/object/);
   });
 
+  it.each([
+    [
+      '__proto__',
+      '{"workflow":"chat-wf","messages":[{"role":"user","content":"x"}],"__proto__":{"polluted":true}}',
+    ],
+    [
+      'constructor.prototype',
+      '{"workflow":"chat-wf","messages":[{"role":"user","content":"x"}],"constructor":{"prototype":{"polluted":true}}}',
+    ],
+  ])('a body carrying a %s key is refused with 400 invalid_json, nothing polluted', async (_what, raw) => {
+    const r = await post<ErrBody>(env.gw.url, null, { raw });
+    expectError(r, 400, 'invalid_json');
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+  });
+
   it('a content type without a parser → 415 unsupported_media_type', async () => {
     const r = await post<ErrBody>(env.gw.url, null, { raw: '<a/>', contentType: 'application/xml' });
     expectError(r, 415, 'unsupported_media_type');
