@@ -29,11 +29,15 @@ function fromFastify(err: FastifyError): GatewayError | undefined {
   }
 }
 
+/**
+ * OpenAI API paths, served or not: an SDK that calls one we do not serve (`completions.create`,
+ * `responses.create`, ...) gets the OpenAI-shaped 404 `unknown_url` it can parse.
+ */
+const COMPAT_PATH =
+  /^\/(?:api\/)?v1\/(?:chat|completions|responses|models|embeddings|images|audio|moderations|files|uploads|batches|fine_tuning|assistants|threads|vector_stores|realtime|provider-models)(?:[/?]|$)/;
+
 export function surfaceOf(req: FastifyRequest): 'native' | 'compat' {
-  return (
-    req.routeOptions.config?.surface ??
-    (/\/(chat|models|embeddings|images|audio|provider-models)/.test(req.url) ? 'compat' : 'native')
-  );
+  return req.routeOptions.config?.surface ?? (COMPAT_PATH.test(req.url) ? 'compat' : 'native');
 }
 
 /** The one place errors become HTTP responses. Unknown errors are logged and answered 503, never 500. */
