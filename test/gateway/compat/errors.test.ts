@@ -362,6 +362,26 @@ describe.each(['/v1', '/api/v1'] as const)('compatible error table under %s', (p
     });
   });
 
+  describe('404 unknown_url for OpenAI endpoints the gateway does not serve', () => {
+    it('completions.create (legacy completions) gets an OpenAI envelope the SDK can parse', async () => {
+      await expectSdkError(sdk().completions.create({ model: 'chat', prompt: 'x' }), OpenAI.NotFoundError, {
+        status: 404,
+        type: 'invalid_request_error',
+        code: 'unknown_url',
+        param: null,
+      });
+    });
+
+    it('responses.create as well', async () => {
+      await expectSdkError(sdk().responses.create({ model: 'chat', input: 'x' }), OpenAI.NotFoundError, {
+        status: 404,
+        type: 'invalid_request_error',
+        code: 'unknown_url',
+        param: null,
+      });
+    });
+  });
+
   describe('a stream whose provider fails after the first chunk', () => {
     it("makes the SDK's iterator throw instead of ending silently", async () => {
       const stream = await sdk().chat.completions.create({

@@ -51,6 +51,7 @@ export const WORKFLOWS: readonly WorkflowDef[] = [
   },
   { name: 'cut-stream', spec: { provider: 'oai', model: 'cut-2' } },
   { name: 'slow-chat', spec: { provider: 'oai', model: 'slow-300' } },
+  { name: 'vision', spec: { requestType: 'vision', provider: 'gem', model: 'gemini-2.5-flash' } },
   { name: 'embed', spec: { requestType: 'embedding', provider: 'oai', model: 'gpt-4o-mini' } },
   { name: 'image', spec: { requestType: 'image', provider: 'oai', model: 'gpt-4o-mini' } },
   { name: 'audio', spec: { requestType: 'audio', provider: 'oai', model: 'gpt-4o-mini' } },

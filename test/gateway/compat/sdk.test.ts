@@ -250,6 +250,68 @@ describe.each(['/v1', '/api/v1'] as const)('openai SDK with baseURL <gateway>%s'
     expect(Object.keys(parsed).sort()).toEqual(['age', 'name', 'tags']);
   });
 
+  it('structured output streamed: the assembled content is JSON matching the schema', async () => {
+    const stream = await sdk().chat.completions.create({
+      model: 'chat',
+      messages: [{ role: 'user', content: 'Describe a person, streamed.' }],
+      response_format: {
+        type: 'json_schema',
+        json_schema: { name: 'person', strict: true, schema: SCHEMA as unknown as Record<string, unknown> },
+      },
+      stream: true,
+    });
+    let text = '';
+    for await (const chunk of stream) text += chunk.choices[0]?.delta.content ?? '';
+    const parsed = JSON.parse(text) as Record<string, unknown>;
+    expect(Object.keys(parsed).sort()).toEqual(['age', 'name', 'tags']);
+  });
+
+  it('vision: text and image_url parts (data: URI) in one user message', async () => {
+    const png = `data:image/png;base64,${Buffer.from(
+      '89504e470d0a1a0a0000000d4948445200000001000000010800000000' +
+        '3a7e9b550000000a49444154789c63600000000200015d0b2ba90000000049454e44ae426082',
+      'hex',
+    ).toString('base64')}`;
+    const c = await sdk().chat.completions.create({
+      model: 'vision',
+      messages: [
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: 'What is in this picture?' },
+            { type: 'image_url', image_url: { url: png, detail: 'low' } },
+          ],
+        },
+      ],
+    });
+    expect(c.model).toBe('vision');
+    expect(c.choices[0]!.message.content).toBe(
+      'Simulated gemini/gemini-2.5-flash reply: What is in this picture?',
+    );
+  });
+
+  it('the parameters SDKs commonly send are accepted', async () => {
+    const c = await sdk().chat.completions.create({
+      model: 'chat',
+      messages: [
+        { role: 'developer', content: 'Be terse.' },
+        { role: 'user', content: 'many params' },
+      ],
+      max_completion_tokens: 50,
+      stop: ['\n\n'],
+      seed: 7,
+      user: 'user-123',
+      top_p: 0.9,
+      presence_penalty: 0.1,
+      frequency_penalty: 0.1,
+      parallel_tool_calls: false,
+      logprobs: false,
+      n: 1,
+      stream: false,
+    });
+    expect(c.choices[0]!.message.content).toBe('Simulated openai/gpt-4o-mini reply: many params');
+  });
+
   it('embeddings.create: list of float embeddings, model = workflow name, usage without completion tokens', async () => {
     const e = await sdk().embeddings.create({
       model: 'embed',
@@ -316,6 +378,38 @@ describe.each(['/v1', '/api/v1'] as const)('openai SDK with baseURL <gateway>%s'
       response_format: 'text',
     });
     expect(t).toBe(`Simulated transcription of short.wav (${wav.length} bytes)`);
+  });
+
+  it('audio.transcriptions.create with response_format verbose_json', async () => {
+    const wav = smallWav(100);
+    const t = await sdk().audio.transcriptions.create({
+      model: 'audio',
+      file: await toFile(wav, 'verbose.wav', { type: 'audio/wav' }),
+      response_format: 'verbose_json',
+    });
+    expect(t.text).toBe(`Simulated transcription of verbose.wav (${wav.length} bytes)`);
+    expect(typeof t.language).toBe('string');
+    expect(typeof t.duration).toBe('number');
+  });
+
+  it('images.generate with response_format b64_json returns image bytes', async () => {
+    const img = await sdk().images.generate({
+      model: 'image',
+      prompt: 'a tiny dot',
+      response_format: 'b64_json',
+    });
+    const b64 = img.data![0]!.b64_json!;
+    expect(Buffer.from(b64, 'base64').subarray(1, 4).toString('ascii')).toBe('PNG');
+  });
+
+  it('embeddings.create with dimensions', async () => {
+    const e = await sdk().embeddings.create({
+      model: 'embed',
+      input: 'x',
+      dimensions: 4,
+      encoding_format: 'float',
+    });
+    expect(e.data[0]!.embedding).toHaveLength(4);
   });
 
   it('audio.speech.create: binary audio with an audio content type', async () => {
