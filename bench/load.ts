@@ -70,6 +70,20 @@ export async function latencyPoint(
   };
 }
 
+/** An autocannon run as a latency point (whole-ms resolution, fine at tens of ms). */
+export function asLatencyPoint(p: CannonPoint, durationS: number): LatencyPoint {
+  return {
+    concurrency: p.connections,
+    requests: Math.round(p.rps * durationS),
+    errors: p.errors + p.non2xx,
+    rps: p.rps,
+    p50: p.p50,
+    p90: Number.NaN,
+    p99: p.p99,
+    max: Number.NaN,
+  };
+}
+
 export interface CannonPoint {
   connections: number;
   /** Requested rate (req/s) or undefined for as fast as possible. */
@@ -123,11 +137,11 @@ export interface ThroughputResult {
  */
 export async function throughputSearch(
   spec: RequestSpec,
-  opts: { connections: number; durationS: number; steps: number; limitMs: number },
+  opts: { connections: number; durationS: number; steps: number; limitMs: number; saturated?: CannonPoint },
 ): Promise<ThroughputResult> {
   const points: CannonPoint[] = [];
   const ok = (p: CannonPoint) => p.p99 < opts.limitMs && p.errors === 0 && p.non2xx === 0;
-  const sat = await cannon(spec, opts.connections, opts.durationS);
+  const sat = opts.saturated ?? (await cannon(spec, opts.connections, opts.durationS));
   points.push(sat);
   let best: CannonPoint | undefined = ok(sat) ? sat : undefined;
   if (!best) {

@@ -49,12 +49,15 @@ export function added(
 
 export function ratios(r: BenchResult): { label: string; value: number }[] {
   const rps = (n: string) => byName(r, n)?.s.throughput.maxRps ?? Number.NaN;
+  const sat = (n: string) => byName(r, n)?.s.throughput.points[0]?.rps ?? Number.NaN;
   const out: { label: string; value: number }[] = [];
   for (const gw of ['gateway compat', 'gateway native']) {
-    out.push({ label: `${gw} / portkey (max req/s, p99 < limit)`, value: rps(gw) / rps('portkey') });
-    out.push({ label: `${gw} / passthrough (max req/s, p99 < limit)`, value: rps(gw) / rps('passthrough') });
+    for (const peer of ['portkey', 'passthrough']) {
+      out.push({ label: `${gw} / ${peer} (max req/s with p99 < limit)`, value: rps(gw) / rps(peer) });
+      out.push({ label: `${gw} / ${peer} (saturated req/s)`, value: sat(gw) / sat(peer) });
+    }
   }
-  return out.filter((x) => Number.isFinite(x.value));
+  return out.filter((x) => Number.isFinite(x.value) && x.value > 0);
 }
 
 function goals(r: BenchResult): string[] {
@@ -63,7 +66,11 @@ function goals(r: BenchResult): string[] {
   const d0 = r.options.delays[0] ?? 0;
   const direct = byName(r, 'direct');
   const ttftOver = direct ? gw.s.stream.ttft.p50 - direct.s.stream.ttft.p50 : Number.NaN;
-  const rps = (n: string) => byName(r, n)?.s.throughput.maxRps ?? Number.NaN;
+  // Fall back to saturated throughput when no rate kept p99 under the limit (a busy machine).
+  const rps = (n: string) => {
+    const t = byName(r, n)?.s.throughput;
+    return t?.maxRps ? t.maxRps : (t?.points[0]?.rps ?? Number.NaN);
+  };
   const check = (ok: boolean) => (ok ? '✅' : '❌');
   const g: [string, string, number, boolean][] = [
     [
@@ -96,7 +103,7 @@ function goals(r: BenchResult): string[] {
     ['start to first 200 (ms)', '≤ 1000', gw.startupMs, gw.startupMs <= 1000],
   ];
   return [
-    '| goal (gateway compat) | target | measured | |',
+    '| goal (gateway compat; throughput falls back to saturated req/s when no rate kept p99 under the limit) | target | measured | |',
     '|---|---|---|---|',
     ...g.map(
       ([name, target, v, ok]) => `| ${name} | ${target} | ${f(v)} | ${Number.isNaN(v) ? '?' : check(ok)} |`,
@@ -115,7 +122,7 @@ export function markdown(r: BenchResult): string {
       `Load average at start ${r.machine.loadavgStart.map((x) => x.toFixed(2)).join(' / ')}, at end ${r.machine.loadavgEnd.map((x) => x.toFixed(2)).join(' / ')}. ${r.machine.note}`,
     '',
     `Run: ${r.durationS} s; ${o.durationS} s per load point; upstream delays ${o.delays.join(', ')} ms; ` +
-      `concurrency 1 and ${o.highConcurrency} (closed loop, µs-resolution client); throughput = autocannon, ${o.highConcurrency} connections, ` +
+      `concurrency 1 (closed loop, µs-resolution undici client) and ${o.highConcurrency} (autocannon connections, whole-ms histogram); throughput = autocannon, ${o.highConcurrency} connections, ` +
       `bisection over rates for the highest rate with p99 < ${o.p99LimitMs} ms (delay ${o.delays[0]} ms); ` +
       `streams: ${o.streams} × ${o.streamChunks} chunks ${o.chunkIntervalMs} ms apart, ${o.streamConcurrency} at a time.`,
     '',
