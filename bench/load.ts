@@ -127,13 +127,16 @@ export interface ThroughputResult {
   /** Highest measured req/s whose p99 stayed under the limit (0 if none). */
   maxRps: number;
   p99AtMax: number;
+  connectionsAtMax: number;
   limitMs: number;
   points: CannonPoint[];
 }
 
 /**
  * Maximum throughput with p99 under `limitMs`: first as fast as possible with `connections`; if that p99 is
- * over the limit, a bisection over rate-limited runs (autocannon overallRate) between 0 and the saturated rate.
+ * over the limit, a bisection over the number of connections (closed loop: fewer connections, less
+ * queueing). Rate-limited autocannon runs are not used: autocannon releases each second's budget in a
+ * burst, which queues requests at the target and inflates p99 even at low rates.
  */
 export async function throughputSearch(
   spec: RequestSpec,
@@ -146,17 +149,22 @@ export async function throughputSearch(
   let best: CannonPoint | undefined = ok(sat) ? sat : undefined;
   if (!best) {
     let lo = 0;
-    let hi = sat.rps;
-    for (let i = 0; i < opts.steps; i++) {
-      const rate = Math.max(1, Math.round((lo + hi) / 2));
-      const p = await cannon(spec, opts.connections, opts.durationS, rate);
+    let hi = opts.connections;
+    for (let i = 0; i < opts.steps && hi - lo > 1; i++) {
+      const c = Math.max(1, Math.floor((lo + hi) / 2));
+      const p = await cannon(spec, c, opts.durationS);
       points.push(p);
-      // A rate the target could not keep up with counts as over the limit.
-      if (ok(p) && p.rps >= rate * 0.9) {
+      if (ok(p)) {
         if (!best || p.rps > best.rps) best = p;
-        lo = rate;
-      } else hi = rate;
+        lo = c;
+      } else hi = c;
     }
   }
-  return { maxRps: best?.rps ?? 0, p99AtMax: best?.p99 ?? Number.NaN, limitMs: opts.limitMs, points };
+  return {
+    maxRps: best?.rps ?? 0,
+    p99AtMax: best?.p99 ?? Number.NaN,
+    connectionsAtMax: best?.connections ?? 0,
+    limitMs: opts.limitMs,
+    points,
+  };
 }
