@@ -74,10 +74,11 @@ describe('embedded mode (make run)', () => {
     expect(output).toMatch(/"workflow":"support-chat"/);
   });
 
-  it('names the file of invalid YAML, the unknown kind, and the file, object and field of a schema failure', () => {
-    expect(output).toMatch(/broken\.yaml[^\n]*invalid YAML/);
-    expect(output).toMatch(/unknown\.yaml: Gadget g[^\n]*unknown kind/);
-    expect(output).toMatch(/bad-workflow\.yaml: Workflow acme\/bad: field spec\.requestType/);
+  it('names the file of invalid YAML, the unknown kind, and the file, object and field of a schema failure', async () => {
+    // Log lines are flushed asynchronously by pino, so they may arrive after the banner.
+    await waitFor(/broken\.yaml[^\n]*invalid YAML/, 5000);
+    await waitFor(/unknown\.yaml: Gadget g[^\n]*unknown kind/, 5000);
+    await waitFor(/bad-workflow\.yaml: Workflow acme\/bad: field spec\.requestType/, 5000);
   });
 
   it('serves the valid rest: a wrapped success from the example chat workflow', async () => {

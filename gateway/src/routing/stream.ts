@@ -2,7 +2,7 @@ import type { ChatRequest, CompletionRequest, StreamEvent } from '../providers/t
 import type { RuntimeSlot } from '../snapshot/runtime.ts';
 import { UpstreamError } from '../upstream/errors.ts';
 import type { Attempt } from './attempts.ts';
-import { errorAttempt, movesOn, toUpstreamError } from './execute.ts';
+import { runChain } from './chain.ts';
 import { adapterFor, type ExecutionPlan } from './plan.ts';
 
 export type OpenedStream =
@@ -50,56 +50,29 @@ export async function openStream(
   req: ChatRequest | CompletionRequest,
   signal: AbortSignal,
 ): Promise<OpenedStream> {
-  const attempts: Attempt[] = [];
-  let last: UpstreamError | undefined;
-  let called = 0;
-  for (const slot of plan.slots) {
-    if (plan.guard) {
-      const verdict = await plan.guard.check(slot);
-      if (verdict.skip) {
-        attempts.push({
-          provider: slot.provider,
-          model: slot.model,
-          status: 'skipped',
-          reason: { message: verdict.message },
-        });
-        continue;
-      }
-    }
-    const started = performance.now();
-    called++;
-    try {
-      const adapter = adapterFor(plan, slot);
-      const source =
-        plan.testMode || slot.target.streaming
-          ? adapter.stream(slot.target, req, { signal })
-          : replay(await adapter.call(slot.target, req, { signal }));
-      const rest = source[Symbol.asyncIterator]();
-      const first = await rest.next();
-      if (first.done)
-        throw new UpstreamError('the provider ended the stream without content', {
-          code: 'UPSTREAM_STREAM_CUT',
-          status: 502,
-          retryable: true,
-        });
-      attempts.push({ provider: slot.provider, model: slot.model, status: 'success' });
-      return { ok: true, slot, attempts, first: first.value, rest, started };
-    } catch (err) {
-      last = toUpstreamError(err);
-      attempts.push(errorAttempt(slot, last, started));
-      if (signal.aborted || !movesOn(last)) break;
-    }
-  }
-  return {
-    ok: false,
-    error:
-      last ??
-      new UpstreamError('every slot of the failover chain was skipped', {
-        code: 'UPSTREAM_UNSUPPORTED',
-        retryable: false,
+  const chain = await runChain(plan, signal, async (slot) => {
+    const adapter = adapterFor(plan, slot);
+    const source =
+      plan.testMode || slot.target.streaming
+        ? adapter.stream(slot.target, req, { signal })
+        : replay(await adapter.call(slot.target, req, { signal }));
+    const rest = source[Symbol.asyncIterator]();
+    const first = await rest.next();
+    if (first.done)
+      throw new UpstreamError('the provider ended the stream without content', {
+        code: 'UPSTREAM_STREAM_CUT',
         status: 502,
-      }),
-    attempts,
-    allSkipped: called === 0,
+        retryable: true,
+      });
+    return { first: first.value, rest };
+  });
+  if (!chain.ok) return chain;
+  return {
+    ok: true,
+    slot: chain.slot,
+    attempts: chain.attempts,
+    first: chain.value.first,
+    rest: chain.value.rest,
+    started: chain.started,
   };
 }
