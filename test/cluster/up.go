@@ -187,6 +187,10 @@ func up(args []string) int {
 	if *kubeconfig == "" {
 		*kubeconfig = filepath.Join(*dir, "kubeconfig")
 	}
+	if *kubeconfig, err = filepath.Abs(*kubeconfig); err != nil {
+		log.Print(err)
+		return 1
+	}
 	logDir := filepath.Join(*dir, "logs")
 	if err := os.MkdirAll(logDir, 0o755); err != nil {
 		log.Print(err)
