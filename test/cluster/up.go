@@ -170,6 +170,7 @@ func up(args []string) int {
 	noKCM := fs.Bool("no-controller-manager", false, "do not run kube-controller-manager")
 	verbosity := fs.Int("v", 1, "klog verbosity of the components")
 	readyTimeout := fs.Duration("ready-timeout", 5*time.Minute, "how long to wait for /readyz")
+	cleanup := fs.Bool("remove-dir-on-exit", false, "delete --dir when shutting down")
 	stdinEOF := fs.Bool("exit-on-stdin-close", false, "shut down when stdin reaches EOF (so a test runner that dies takes the control plane with it)")
 	_ = fs.Parse(args)
 	log.SetPrefix("controlplane: ")
@@ -245,6 +246,9 @@ func up(args []string) int {
 	}
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)
+	// A dead reader of our stdout/stderr (a killed test runner) must not kill us mid-shutdown:
+	// with SIGPIPE notified, writes to a broken pipe just fail with EPIPE.
+	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
 	if *stdinEOF {
 		go func() {
 			_, _ = io.Copy(io.Discard, os.Stdin)
@@ -320,6 +324,10 @@ func up(args []string) int {
 	}
 	shutdown()
 	_ = os.Remove(filepath.Join(*dir, "ready.json"))
+	if *cleanup {
+		etcd.Close()
+		_ = os.RemoveAll(*dir)
+	}
 	return code
 }
 

@@ -153,7 +153,7 @@ export async function startCluster(opts: StartClusterOptions = {}): Promise<Clus
   const bin = await buildControlPlane();
   const dir = await mkdtemp(join(tmpdir(), 'switchyard-cluster-'));
   const kubeconfigPath = join(dir, 'kubeconfig');
-  const args = ['up', '--dir', dir, '--exit-on-stdin-close'];
+  const args = ['up', '--dir', dir, '--exit-on-stdin-close', '--remove-dir-on-exit'];
   if (opts.controllerManager === false) args.push('--no-controller-manager');
   // stdin stays open; if this process dies the pipe closes and the control plane shuts down.
   const child = spawn(bin, args, { stdio: ['pipe', 'pipe', 'pipe'] });
