@@ -56,7 +56,8 @@ function direct(project: RuntimeProject, providerName: string, model: string): R
       `Provider "${providerName}" is not configured for this project.`,
       { param: 'provider' },
     );
-  const entry = provider.config.models[model];
+  // Own keys only: a model named `__proto__` or `constructor` must not find Object.prototype's members.
+  const entry = Object.hasOwn(provider.config.models, model) ? provider.config.models[model] : undefined;
   if (!entry)
     throw new GatewayError(
       'invalid_request',
