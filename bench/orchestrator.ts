@@ -1,6 +1,6 @@
 import { cpus, loadavg } from 'node:os';
 import { startRedis } from './lib/redis.ts';
-import { rssSampler } from './lib/rss.ts';
+import { cpuMs, rssSampler } from './lib/rss.ts';
 import {
   asLatencyPoint,
   type CannonPoint,
@@ -51,6 +51,8 @@ export interface SurfaceResult {
   target: string;
   delays: DelayResult[];
   throughput: ThroughputResult;
+  /** CPU time (user + system) of the target process per request during the saturated run (delay 0). */
+  cpuPerRequestUs: number;
   stream: StreamResult;
 }
 
@@ -95,13 +97,19 @@ async function measureTarget(t: Target, sims: Sim[], o: BenchOptions): Promise<T
     await latencyPoint(s.request(sims[0]!, false), 8, 1000);
     const delays: DelayResult[] = [];
     let saturated: CannonPoint | undefined;
+    let cpuPerRequestUs = Number.NaN;
     for (const sim of sims) {
       const spec = s.request(sim, false);
       // Concurrency 1 with the µs client; the high-concurrency point with autocannon (the undici
       // client in this process tops out near 3k req/s, below what the simulator serves).
       const c1 = await latencyPoint(spec, 1, o.durationS * 1000);
+      const cpu0 = cpuMs(t.pid) ?? Number.NaN;
       const high = await cannon(spec, o.highConcurrency, o.durationS);
-      if (sim === sims[0]) saturated = high;
+      const cpuUsPerRequest = (((cpuMs(t.pid) ?? Number.NaN) - cpu0) * 1000) / (high.rps * o.durationS);
+      if (sim === sims[0]) {
+        saturated = high;
+        cpuPerRequestUs = cpuUsPerRequest;
+      }
       const cHigh = asLatencyPoint(high, o.durationS);
       delays.push({ delayMs: sim.delayMs, c1, cHigh });
       o.log(
@@ -115,12 +123,14 @@ async function measureTarget(t: Target, sims: Sim[], o: BenchOptions): Promise<T
       limitMs: o.p99LimitMs,
       ...(saturated ? { saturated } : {}),
     });
-    o.log(`  ${s.name}: max ${Math.round(throughput.maxRps)} req/s with p99 < ${o.p99LimitMs} ms`);
+    o.log(
+      `  ${s.name}: max ${Math.round(throughput.maxRps)} req/s with p99 < ${o.p99LimitMs} ms; ${cpuPerRequestUs.toFixed(0)} µs CPU per request`,
+    );
     const stream = await streamProbe(s.request(sims[0]!, true), o.streams, o.streamConcurrency);
     o.log(
       `  ${s.name}: stream TTFT p50 ${stream.ttft.p50.toFixed(2)} ms, gap p99 ${stream.gap.p99.toFixed(2)} ms, ${stream.eventsPerStream.toFixed(0)} events/stream${stream.errors ? `, ${stream.errors} errors (${stream.firstError})` : ''}`,
     );
-    surfaces.push({ name: s.name, target: t.name, delays, throughput, stream });
+    surfaces.push({ name: s.name, target: t.name, delays, throughput, cpuPerRequestUs, stream });
   }
   const peak = rss.stopPeak();
   await sleep(2000);

@@ -156,8 +156,8 @@ export function markdown(r: BenchResult): string {
   lines.push('', 'The direct row shows the absolute latency of the simulator in parentheses.', '');
   lines.push('## Throughput, streaming, memory, start', '');
   lines.push(
-    `| target | max req/s (p99 < ${o.p99LimitMs} ms) | p99 / connections there | saturated req/s (c${o.highConcurrency}) | TTFT p50 | TTFT overhead p50 | gap p99 | gap overhead p99 | RSS idle / peak / after (MB) | start → first 200 (ms) |`,
-    '|---|---|---|---|---|---|---|---|---|---|',
+    `| target | max req/s (p99 < ${o.p99LimitMs} ms) | p99 / connections there | saturated req/s (c${o.highConcurrency}) | CPU µs / request | TTFT p50 | TTFT overhead p50 | gap p99 | gap overhead p99 | RSS idle / peak / after (MB) | start → first 200 (ms) |`,
+    '|---|---|---|---|---|---|---|---|---|---|---|',
   );
   for (const x of all) {
     const t = x.s.throughput;
@@ -165,7 +165,7 @@ export function markdown(r: BenchResult): string {
     const over = direct ? st.ttft.p50 - direct.s.stream.ttft.p50 : Number.NaN;
     const gapOver = direct ? st.gap.p99 - direct.s.stream.gap.p99 : Number.NaN;
     lines.push(
-      `| ${x.s.name} | ${Math.round(t.maxRps)} | ${f(t.p99AtMax, 0)} ms / ${t.connectionsAtMax} | ${Math.round(t.points[0]?.rps ?? 0)} | ${f(st.ttft.p50)} | ${x.s.name === 'direct' ? '—' : signed(over)} | ${f(st.gap.p99)} | ${x.s.name === 'direct' ? '—' : signed(gapOver)} | ${f(x.rss.idle, 0)} / ${f(x.rss.peak, 0)} / ${f(x.rss.after, 0)} | ${f(x.startupMs, 0)} |`,
+      `| ${x.s.name} | ${Math.round(t.maxRps)} | ${f(t.p99AtMax, 0)} ms / ${t.connectionsAtMax} | ${Math.round(t.points[0]?.rps ?? 0)} | ${f(x.s.cpuPerRequestUs, 0)} | ${f(st.ttft.p50)} | ${x.s.name === 'direct' ? '—' : signed(over)} | ${f(st.gap.p99)} | ${x.s.name === 'direct' ? '—' : signed(gapOver)} | ${f(x.rss.idle, 0)} / ${f(x.rss.peak, 0)} / ${f(x.rss.after, 0)} | ${f(x.startupMs, 0)} |`,
     );
   }
   lines.push('', 'The direct row is the simulator process (its RSS and start time).', '');

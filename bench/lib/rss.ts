@@ -42,3 +42,16 @@ export function rssSampler(pid: number, intervalMs = 100): RssSampler {
     close: () => clearInterval(timer),
   };
 }
+
+/** CPU time (user + system) of a process so far, in ms, from /proc/<pid>/stat (10 ms ticks). */
+export function cpuMs(pid: number): number | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // Fields after the command name (which may hold spaces) start after the last ')'.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    const ticks = Number(fields[11]) + Number(fields[12]);
+    return (ticks * 1000) / 100;
+  } catch {
+    return undefined;
+  }
+}
