@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { API_KEY, workflow } from '../../harness/manifests.ts';
 import { type Env, type ErrBody, post, type Reply, startEnv, userMsg } from './helpers.ts';
 
-const RUNS = 300;
+const RUNS = Number(process.env.FUZZ_RUNS ?? 300);
 const PERSON = {
   type: 'object',
   properties: { name: { type: 'string' }, age: { type: 'integer' } },

@@ -230,6 +230,19 @@ describe('data shapes per request type', () => {
     expect(env.sim.requests()[0]!.path).toBe('/v1/audio/transcriptions');
   });
 
+  it.each([
+    ['a.wav', 'audio/wav'],
+    ['a.__proto__', 'application/octet-stream'],
+    ['a.constructor', 'application/octet-stream'],
+    ['a.unknown', 'application/octet-stream'],
+  ])('transcription upload %s goes upstream as %s', async (filename, contentType) => {
+    const file = Buffer.from('fake audio').toString('base64');
+    const r = await wrapped<{ text: string }>({ workflow: 'audio-wf', file, filename });
+    expect(r.status).toBe(200);
+    const sent = env.sim.requests()[0]!.body as { files: { filename: string; contentType: string }[] };
+    expect(sent.files[0]).toMatchObject({ filename, contentType });
+  });
+
   it('speech → {audio (base64), format}', async () => {
     const r = await wrapped<{ audio: string; format: string }>({
       workflow: 'audio-wf',

@@ -127,6 +127,17 @@ describe('workflow selection', () => {
     expect((sent[0]!.body as { model: string }).model).toBe('gpt-4o-mini');
   });
 
+  it.each(['__proto__', 'constructor', 'toString', 'hasOwnProperty'])(
+    'direct route with model %s (an Object.prototype name) → 400, not a 5xx',
+    async (model) => {
+      const r = await post<ErrBody>(env.gw.url, { provider: 'oai', model, messages: userMsg() });
+      expect(r.status).toBe(400);
+      expect(r.json.error).toBe('invalid_request');
+      expect(r.json.param).toBe('model');
+      expect(env.sim.requests()).toHaveLength(0);
+    },
+  );
+
   it('direct route to an unconfigured provider or an unlisted model → 400', async () => {
     const p = await post<ErrBody>(env.gw.url, {
       provider: 'nope',
