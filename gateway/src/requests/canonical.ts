@@ -172,7 +172,8 @@ export function toCanonical(body: NativeBody, ctx: CanonicalContext): CanonicalR
           kind: 'transcription',
           file: decodeAudio(body.file),
           filename,
-          mimeType: (Object.hasOwn(AUDIO_MIME, ext) ? AUDIO_MIME[ext] : undefined) ?? 'application/octet-stream',
+          mimeType:
+            (Object.hasOwn(AUDIO_MIME, ext) ? AUDIO_MIME[ext] : undefined) ?? 'application/octet-stream',
           ...(body.language ? { language: body.language } : {}),
           ...(typeof body.prompt === 'string' ? { prompt: body.prompt } : {}),
           ...(format ? { response_format: format } : {}),
