@@ -145,8 +145,11 @@ export async function startOperator(o: OperatorOptions): Promise<RunningOperator
     if (closed) return;
     closed = true;
     await elector.stop({ release });
+    logger.debug({ msg: 'shutdown: elector stopped' });
     await ctl.stop();
+    logger.debug({ msg: 'shutdown: controller stopped' });
     await Promise.all(Object.values(informers).map((i) => i.stop()));
+    logger.debug({ msg: 'shutdown: informers stopped' });
     await server.close();
     redis.disconnect();
   };

@@ -133,9 +133,14 @@ export async function startEnv(): Promise<Env> {
       return g;
     },
     async stop() {
-      for (const s of started.reverse()) await s.stop().catch(() => {});
+      const t = Date.now();
+      const trace = (m: string) => process.env.TEST_TRACE_STOP && console.log(`[stop] ${m} +${Date.now() - t} ms`);
+      for (const s of started.reverse()) {
+        await s.stop().catch(() => {});
+        trace('component stopped');
+      }
       redisClient.disconnect();
-      await Promise.all([cluster.stop(), redis.stop()]);
+      await Promise.all([cluster.stop().then(() => trace('cluster')), redis.stop().then(() => trace('redis'))]);
     },
   };
   return env;

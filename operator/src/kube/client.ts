@@ -140,7 +140,11 @@ export class KubeClient {
     }
     const body = Readable.fromWeb(res.body as never);
     const lines = createInterface({ input: body, crlfDelay: Number.POSITIVE_INFINITY });
-    const onAbort = () => body.destroy();
+    const onAbort = () => {
+      lines.close();
+      body.destroy();
+    };
+    if (signal.aborted) onAbort();
     signal.addEventListener('abort', onAbort, { once: true });
     try {
       for await (const line of lines) {
