@@ -21,7 +21,7 @@ beforeAll(async () => {
         { provider: 'claude', model: 'claude-haiku-4-5' },
         { provider: 'gem', model: 'gemini-2.5-flash' },
       ],
-      cacheFields: ['metadata.customer_id', 'metadata.missing', 'inputs.region'],
+      cacheFields: ['metadata.customer_id', 'metadata.missing', 'inputs.region', 'metadata.constructor.name'],
     }),
     wf('completion-wf', { requestType: 'completion' }),
     wf('vision-wf', { requestType: 'vision' }),
@@ -103,6 +103,17 @@ describe('wrapped format', () => {
   it('customer_data is {} when the request carries none of the cache fields', async () => {
     const r = await wrapped({ workflow: 'chat-wf', messages: userMsg() });
     expect(r.json.customer_data).toEqual({});
+  });
+
+  it('cache fields read only what the request sent, not inherited members (metadata.constructor.name)', async () => {
+    const r = await wrapped({ workflow: 'chat-wf', messages: userMsg(), metadata: { customer_id: 'c-1' } });
+    expect(r.json.customer_data).toEqual({ 'metadata.customer_id': 'c-1' });
+    const sent = await wrapped({
+      workflow: 'chat-wf',
+      messages: userMsg(),
+      metadata: { constructor: { name: 'mine' } },
+    });
+    expect(sent.json.customer_data).toEqual({ 'metadata.constructor.name': 'mine' });
   });
 
   it('each request gets its own request_log_id', async () => {
