@@ -6,6 +6,8 @@ declare module 'fastify' {
     auth: AuthContext | null;
     record: RequestRecord;
     startedAt: number;
+    /** Set once the request has been counted and logged (app.ts). */
+    accounted: boolean;
   }
   interface FastifyContextConfig {
     surface?: 'native' | 'compat';
