@@ -134,13 +134,17 @@ export async function startEnv(): Promise<Env> {
     },
     async stop() {
       const t = Date.now();
-      const trace = (m: string) => process.env.TEST_TRACE_STOP && console.log(`[stop] ${m} +${Date.now() - t} ms`);
+      const trace = (m: string) =>
+        process.env.TEST_TRACE_STOP && console.log(`[stop] ${m} +${Date.now() - t} ms`);
       for (const s of started.reverse()) {
         await s.stop().catch(() => {});
         trace('component stopped');
       }
       redisClient.disconnect();
-      await Promise.all([cluster.stop().then(() => trace('cluster')), redis.stop().then(() => trace('redis'))]);
+      await Promise.all([
+        cluster.stop().then(() => trace('cluster')),
+        redis.stop().then(() => trace('redis')),
+      ]);
     },
   };
   return env;

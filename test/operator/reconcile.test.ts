@@ -44,7 +44,12 @@ describe('examples', () => {
   it('publish a snapshot in which every object is Ready, and a gateway serves the example workflow', async () => {
     const snap = await waitFor('a snapshot with the example workflows', async () => {
       const s = await env.snapshot();
-      return s && Object.keys(s.projects['acme.storefront']?.workflows ?? {}).length === 3 ? s : undefined;
+      const complete =
+        s &&
+        Object.keys(s.projects['acme.storefront']?.workflows ?? {}).length === 3 &&
+        Object.keys(s.apiKeys).length === 1 &&
+        s.projects['acme.storefront']?.spendCaps.length === 2;
+      return complete ? s : undefined;
     });
     expect(Object.keys(snap.apiKeys)).toHaveLength(1);
     expect(JSON.stringify(snap)).not.toContain('sk-example-replace-me'); // credentials are sealed

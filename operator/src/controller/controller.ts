@@ -19,6 +19,7 @@ import { WorkQueue } from './queue.ts';
 
 export const SNAPSHOT_KEY = 'snapshot';
 export const SPEND_KEY = 'spend';
+export const STATUS_KEY = 'status';
 const DEBOUNCE_MS = 75;
 const STATUS_CONCURRENCY = 16;
 
@@ -103,10 +104,11 @@ export class Controller {
   }
 
   async #handle(key: string): Promise<void> {
-    const kind = key === SNAPSHOT_KEY ? 'Snapshot' : 'Spend';
+    const kind = key === SNAPSHOT_KEY ? 'Snapshot' : key === STATUS_KEY ? 'Status' : 'Spend';
     const end = this.#d.metrics.reconcileDuration.startTimer({ kind });
     try {
       if (key === SNAPSHOT_KEY) await this.reconcileSnapshot();
+      else if (key === STATUS_KEY) await this.writeAllStatuses();
       else if (key === SPEND_KEY) await this.refreshSpend();
     } catch (err) {
       this.#d.metrics.reconciles.inc({ kind, result: 'error' });
@@ -217,8 +219,21 @@ export class Controller {
       metrics.reconciles.inc({ kind: o.kind, result: v.ok ? 'ready' : 'not_ready' });
     }
     this.#last = { snapshot, judged };
-    await this.#writeStatuses(judged, now);
     this.#scheduleExpiries(objects, now);
+    // Status is written as its own queue item, after the publish: gateways never wait for it.
+    this.queue.add(STATUS_KEY);
+  }
+
+  /**
+   * Writes the status of every object from the last compile. Yields (and requeues itself) as soon
+   * as a new snapshot reconcile is due, so a burst of status writes never delays a publish.
+   */
+  async writeAllStatuses(): Promise<void> {
+    if (!this.#last) return;
+    const done = await this.#writeStatuses(this.#last.judged, this.#now(), () =>
+      this.queue.isDue(SNAPSHOT_KEY),
+    );
+    if (!done) this.queue.add(STATUS_KEY);
   }
 
   async refreshSpend(): Promise<void> {
@@ -299,15 +314,26 @@ export class Controller {
     }
   }
 
-  async #writeStatuses(judged: readonly Judged[], now: Date): Promise<void> {
+  /** Returns false when it stopped early because `yieldTo` said more urgent work is waiting. */
+  async #writeStatuses(
+    judged: readonly Judged[],
+    now: Date,
+    yieldTo: () => boolean = () => false,
+  ): Promise<boolean> {
     let i = 0;
+    let interrupted = false;
     const work = async () => {
-      while (i < judged.length) {
+      while (i < judged.length && !interrupted) {
+        if (yieldTo()) {
+          interrupted = true;
+          return;
+        }
         const j = judged[i++];
         if (j) await this.#writeStatus(j, now);
       }
     };
     await Promise.all(Array.from({ length: STATUS_CONCURRENCY }, work));
+    return !interrupted;
   }
 
   async #writeStatus(j: Judged, now: Date): Promise<void> {

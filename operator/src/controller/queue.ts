@@ -24,6 +24,12 @@ export class WorkQueue {
     return this.#due.size;
   }
 
+  /** Whether `key` is waiting and due now (lets long work yield to more urgent keys). */
+  isDue(key: string): boolean {
+    const at = this.#due.get(key);
+    return at !== undefined && at <= Date.now();
+  }
+
   /** Adds `key` to run after `delayMs`; an earlier pending due time wins. */
   add(key: string, delayMs = 0): void {
     const at = Date.now() + Math.max(0, delayMs);

@@ -72,6 +72,11 @@ export function loadKubeConfig(kubeconfigPath?: string): KubeConfig {
 export class KubeClient {
   readonly config: KubeConfig;
   readonly #server: string;
+  /**
+   * client-node builds a new undici Agent (a new TLS connection) for every request; one shared
+   * dispatcher keeps connections alive across status writes and watches.
+   */
+  #dispatcher: ReturnType<RequestContext['getDispatcher']>;
 
   constructor(config: KubeConfig) {
     this.config = config;
@@ -89,7 +94,8 @@ export class KubeClient {
     const headers = ctx.getHeaders() as unknown as Record<string, string>;
     headers.Accept = 'application/json';
     if (opts.body !== undefined) headers['Content-Type'] = opts.contentType ?? 'application/json';
-    return { url, headers, dispatcher: ctx.getDispatcher() };
+    this.#dispatcher ??= ctx.getDispatcher();
+    return { url, headers, dispatcher: this.#dispatcher };
   }
 
   /** One JSON request; non-2xx answers throw a KubeError carrying the API status and reason. */

@@ -3,6 +3,7 @@ import {
   ageColumn,
   cel,
   conditions,
+  DNS_SUBDOMAIN,
   type KindInfo,
   localRef,
   objectMeta,
@@ -16,14 +17,19 @@ import {
 export const STRUCTURED_OUTPUT_TYPES = ['chat', 'completion', 'vision'] as const;
 export const MAX_BACKUPS = 10;
 
+/** A Provider is referenced by its metadata.name, so anything but an RFC 1123 subdomain never resolves. */
+const providerName = (description: string) =>
+  z
+    .string()
+    .min(1)
+    .max(253)
+    .regex(DNS_SUBDOMAIN, 'must be the name of a Provider (a lowercase RFC 1123 subdomain)')
+    .meta({ description });
+
 const modelSlot = (what: string) =>
   z
     .object({
-      provider: z
-        .string()
-        .min(1)
-        .max(253)
-        .meta({ description: `Name of the Provider (same namespace) of the ${what}.` }),
+      provider: providerName(`Name of the Provider (same namespace) of the ${what}.`),
       model: z
         .string()
         .min(1)
@@ -50,11 +56,7 @@ export const workflowSpec = z
       }),
     description: z.string().max(2000).optional().meta({ description: 'What the workflow is for.' }),
     requestType: requestType.default('chat'),
-    provider: z
-      .string()
-      .min(1)
-      .max(253)
-      .meta({ description: 'Name of the primary Provider in the same namespace.' }),
+    provider: providerName('Name of the primary Provider in the same namespace.'),
     model: z
       .string()
       .min(1)
