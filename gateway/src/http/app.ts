@@ -66,7 +66,8 @@ export function buildGatewayApp(opts: GatewayAppOptions): FastifyInstance {
       record: req.record,
     };
     countRequest(metrics, finished);
-    req.log.info(requestLogLine(finished));
+    // Building the line allocates a dozen objects: skip it when info lines are not written (LOG_LEVEL=warn).
+    if (logger.isLevelEnabled('info')) req.log.info(requestLogLine(finished));
   };
 
   app.addHook('onRequest', async (req, reply) => {
