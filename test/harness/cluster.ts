@@ -71,6 +71,8 @@ function run(
       clearTimeout(timer);
       done({ stdout, stderr: signal ? `${stderr}\nkilled by ${signal}` : stderr, code: code ?? 1 });
     });
+    // kubectl may exit before reading stdin (e.g. a flag error); that is its answer, not ours to crash on.
+    child.stdin.on('error', () => {});
     child.stdin.end(input ?? '');
   });
 }

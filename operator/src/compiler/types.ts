@@ -3,6 +3,7 @@ import type { SecretData } from '../resources/secret.ts';
 
 /** Reasons an object is not part of the snapshot; they become status condition reasons. */
 export const REASONS = [
+  'InvalidSpec',
   'ProjectNotFound',
   'ProviderNotFound',
   'ProviderNotReady',

@@ -144,7 +144,7 @@ export class Controller {
             kind,
             verdict: {
               ok: false,
-              reason: 'InvalidSpec' as never,
+              reason: 'InvalidSpec',
               message: parsed.error.issues
                 .map((i) => `${i.path.join('.')}: ${i.message}`)
                 .join('; ')
