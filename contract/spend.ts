@@ -48,7 +48,7 @@ export const MICRO_USD = 1_000_000;
 /** "12.345678" → 12345678 micro-dollars (truncating below a micro-dollar). */
 export function usdToMicros(usd: string): number {
   const [whole = '0', frac = ''] = usd.split('.');
-  return Number(whole) * MICRO_USD + Number((frac + '000000').slice(0, 6));
+  return Number(whole) * MICRO_USD + Number(`${frac}000000`.slice(0, 6));
 }
 
 /** 12345678 → "12.345678"; trailing zeros trimmed to at least two decimals. */

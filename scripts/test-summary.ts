@@ -17,4 +17,6 @@ try {
   process.exit(1);
 }
 const skipped = (report.numPendingTests ?? 0) + (report.numTodoTests ?? 0);
-console.log(`${report.numPassedTests ?? 0} passed, ${report.numFailedTests ?? 0} failed${skipped ? `, ${skipped} skipped` : ''}`);
+console.log(
+  `${report.numPassedTests ?? 0} passed, ${report.numFailedTests ?? 0} failed${skipped ? `, ${skipped} skipped` : ''}`,
+);

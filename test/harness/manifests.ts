@@ -20,7 +20,11 @@ export function project(name = PROJECT, spec: Record<string, unknown> = {}, name
   return { apiVersion: v1, kind: 'Project', metadata: meta(name, namespace), spec };
 }
 
-export function apiKey(name: string, key: string, opts: { project?: string; scopes?: string[]; namespace?: string } = {}) {
+export function apiKey(
+  name: string,
+  key: string,
+  opts: { project?: string; scopes?: string[]; namespace?: string } = {},
+) {
   const namespace = opts.namespace ?? NS;
   return [
     secret(`${name}-key`, { apiKey: key }, namespace),
@@ -28,7 +32,11 @@ export function apiKey(name: string, key: string, opts: { project?: string; scop
       apiVersion: v1,
       kind: 'ApiKey',
       metadata: meta(name, namespace),
-      spec: { projectRef: { name: opts.project ?? PROJECT }, scopes: opts.scopes ?? ['ai'], secretRef: { name: `${name}-key`, key: 'apiKey' } },
+      spec: {
+        projectRef: { name: opts.project ?? PROJECT },
+        scopes: opts.scopes ?? ['ai'],
+        secretRef: { name: `${name}-key`, key: 'apiKey' },
+      },
     },
   ];
 }
@@ -36,7 +44,13 @@ export function apiKey(name: string, key: string, opts: { project?: string; scop
 const ALL_TYPES = ['chat', 'completion', 'vision', 'embedding', 'image', 'audio'];
 
 /** A provider of the given wire type at the simulator; every model name serves every request type. */
-export function provider(name: string, type: string, simUrl: string, models: string[], extra: Record<string, unknown> = {}) {
+export function provider(
+  name: string,
+  type: string,
+  simUrl: string,
+  models: string[],
+  extra: Record<string, unknown> = {},
+) {
   const baseURL = type === 'openai' || type === 'openai-compatible' ? `${simUrl}/v1` : simUrl;
   return [
     secret(`${name}-cred`, { apiKey: 'sk-sim-test' }),
@@ -50,7 +64,11 @@ export function provider(name: string, type: string, simUrl: string, models: str
         ...(type === 'azure-openai' ? { apiVersion: '2024-10-21' } : {}),
         credentials: { secretRef: { name: `${name}-cred`, key: 'apiKey' } },
         timeouts: { connectMs: 1000, firstByteMs: 2000, totalMs: 5000 },
-        models: models.map((m) => ({ name: m, requestTypes: ALL_TYPES, pricing: { inputUsdPerMTok: '1', outputUsdPerMTok: '2' } })),
+        models: models.map((m) => ({
+          name: m,
+          requestTypes: ALL_TYPES,
+          pricing: { inputUsdPerMTok: '1', outputUsdPerMTok: '2' },
+        })),
         ...extra,
       },
     },
@@ -58,11 +76,19 @@ export function provider(name: string, type: string, simUrl: string, models: str
 }
 
 export function workflow(name: string, spec: Record<string, unknown>) {
-  return { apiVersion: v1, kind: 'Workflow', metadata: meta(name), spec: { projectRef: { name: PROJECT }, ...spec } };
+  return {
+    apiVersion: v1,
+    kind: 'Workflow',
+    metadata: meta(name),
+    spec: { projectRef: { name: PROJECT }, ...spec },
+  };
 }
 
 /** The usual base: project, key, a console-only key, a second project with its own key, and four providers. */
-export function baseConfig(simUrl: string, models = ['gpt-4o-mini', 'fail-503', 'fail-400', 'fail-429', 'hang', 'cut-2', 'malformed', 'slow-300']) {
+export function baseConfig(
+  simUrl: string,
+  models = ['gpt-4o-mini', 'fail-503', 'fail-400', 'fail-429', 'hang', 'cut-2', 'malformed', 'slow-300'],
+) {
   return [
     project(),
     ...apiKey('main', API_KEY),
