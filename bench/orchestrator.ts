@@ -53,7 +53,10 @@ export interface SurfaceResult {
   throughput: ThroughputResult;
   /** CPU time (user + system) of the target process per request during the saturated run (delay 0). */
   cpuPerRequestUs: number;
+  /** Streams one at a time. */
   stream: StreamResult;
+  /** Streams `streamConcurrency` at a time. */
+  streamConcurrent: StreamResult;
 }
 
 export interface TargetResult {
@@ -126,11 +129,21 @@ async function measureTarget(t: Target, sims: Sim[], o: BenchOptions): Promise<T
     o.log(
       `  ${s.name}: max ${Math.round(throughput.maxRps)} req/s with p99 < ${o.p99LimitMs} ms; ${cpuPerRequestUs.toFixed(0)} µs CPU per request`,
     );
-    const stream = await streamProbe(s.request(sims[0]!, true), o.streams, o.streamConcurrency);
+    // One stream at a time for the time to first token (the goal figure), then several at once.
+    const stream = await streamProbe(s.request(sims[0]!, true), o.streams, 1);
+    const streamConcurrent = await streamProbe(s.request(sims[0]!, true), o.streams, o.streamConcurrency);
     o.log(
-      `  ${s.name}: stream TTFT p50 ${stream.ttft.p50.toFixed(2)} ms, gap p99 ${stream.gap.p99.toFixed(2)} ms, ${stream.eventsPerStream.toFixed(0)} events/stream${stream.errors ? `, ${stream.errors} errors (${stream.firstError})` : ''}`,
+      `  ${s.name}: stream TTFT p50 ${stream.ttft.p50.toFixed(2)} ms (${o.streamConcurrency} at a time: ${streamConcurrent.ttft.p50.toFixed(2)} ms), gap p99 ${stream.gap.p99.toFixed(2)} ms, ${stream.eventsPerStream.toFixed(0)} events/stream${stream.errors ? `, ${stream.errors} errors (${stream.firstError})` : ''}`,
     );
-    surfaces.push({ name: s.name, target: t.name, delays, throughput, cpuPerRequestUs, stream });
+    surfaces.push({
+      name: s.name,
+      target: t.name,
+      delays,
+      throughput,
+      cpuPerRequestUs,
+      stream,
+      streamConcurrent,
+    });
   }
   const peak = rss.stopPeak();
   await sleep(2000);

@@ -124,7 +124,7 @@ export function markdown(r: BenchResult): string {
     `Run: ${r.durationS} s; ${o.durationS} s per load point; upstream delays ${o.delays.join(', ')} ms; ` +
       `concurrency 1 (closed loop, µs-resolution undici client) and ${o.highConcurrency} (autocannon connections, whole-ms histogram); throughput = autocannon, ${o.highConcurrency} connections, ` +
       `bisection over connections for the highest throughput with p99 < ${o.p99LimitMs} ms (delay ${o.delays[0]} ms); ` +
-      `streams: ${o.streams} × ${o.streamChunks} chunks ${o.chunkIntervalMs} ms apart, ${o.streamConcurrency} at a time.`,
+      `streams: ${o.streamChunks} chunks ${o.chunkIntervalMs} ms apart, ${o.streams} one at a time (TTFT) then ${o.streams} ${o.streamConcurrency} at a time (gaps).`,
     '',
   );
   lines.push('## Added latency (target minus direct, same percentile, ms)', '');
@@ -156,16 +156,18 @@ export function markdown(r: BenchResult): string {
   lines.push('', 'The direct row shows the absolute latency of the simulator in parentheses.', '');
   lines.push('## Throughput, streaming, memory, start', '');
   lines.push(
-    `| target | max req/s (p99 < ${o.p99LimitMs} ms) | p99 / connections there | saturated req/s (c${o.highConcurrency}) | CPU µs / request | TTFT p50 | TTFT overhead p50 | gap p99 | gap overhead p99 | RSS idle / peak / after (MB) | start → first 200 (ms) |`,
-    '|---|---|---|---|---|---|---|---|---|---|---|',
+    `| target | max req/s (p99 < ${o.p99LimitMs} ms) | p99 / connections there | saturated req/s (c${o.highConcurrency}) | CPU µs / request | TTFT p50 | TTFT overhead p50 | TTFT overhead p50, ${o.streamConcurrency} at a time | gap p99 | gap overhead p99 | RSS idle / peak / after (MB) | start → first 200 (ms) |`,
+    '|---|---|---|---|---|---|---|---|---|---|---|---|',
   );
   for (const x of all) {
     const t = x.s.throughput;
     const st = x.s.stream;
     const over = direct ? st.ttft.p50 - direct.s.stream.ttft.p50 : Number.NaN;
-    const gapOver = direct ? st.gap.p99 - direct.s.stream.gap.p99 : Number.NaN;
+    const sc = x.s.streamConcurrent;
+    const overC = direct ? sc.ttft.p50 - direct.s.streamConcurrent.ttft.p50 : Number.NaN;
+    const gapOver = direct ? sc.gap.p99 - direct.s.streamConcurrent.gap.p99 : Number.NaN;
     lines.push(
-      `| ${x.s.name} | ${Math.round(t.maxRps)} | ${f(t.p99AtMax, 0)} ms / ${t.connectionsAtMax} | ${Math.round(t.points[0]?.rps ?? 0)} | ${f(x.s.cpuPerRequestUs, 0)} | ${f(st.ttft.p50)} | ${x.s.name === 'direct' ? '—' : signed(over)} | ${f(st.gap.p99)} | ${x.s.name === 'direct' ? '—' : signed(gapOver)} | ${f(x.rss.idle, 0)} / ${f(x.rss.peak, 0)} / ${f(x.rss.after, 0)} | ${f(x.startupMs, 0)} |`,
+      `| ${x.s.name} | ${Math.round(t.maxRps)} | ${f(t.p99AtMax, 0)} ms / ${t.connectionsAtMax} | ${Math.round(t.points[0]?.rps ?? 0)} | ${f(x.s.cpuPerRequestUs, 0)} | ${f(st.ttft.p50)} | ${x.s.name === 'direct' ? '—' : signed(over)} | ${x.s.name === 'direct' ? `(${f(sc.ttft.p50)})` : signed(overC)} | ${f(sc.gap.p99)} | ${x.s.name === 'direct' ? '—' : signed(gapOver)} | ${f(x.rss.idle, 0)} / ${f(x.rss.peak, 0)} / ${f(x.rss.after, 0)} | ${f(x.startupMs, 0)} |`,
     );
   }
   lines.push('', 'The direct row is the simulator process (its RSS and start time).', '');
