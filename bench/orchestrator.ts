@@ -1,5 +1,5 @@
 import { cpus, loadavg } from 'node:os';
-import { startRedis } from './lib/redis.ts';
+import { startRedis } from '../test/harness/redis.ts';
 import { cpuMs, rssSampler } from './lib/rss.ts';
 import {
   asLatencyPoint,
@@ -186,7 +186,7 @@ export async function runBench(o: BenchOptions): Promise<BenchResult> {
     }
   } finally {
     for (const s of sims) await s.proc.stop();
-    await redis.proc.stop();
+    await redis.stop();
   }
   const loadavgEnd = loadavg();
   const cpuCount = cpus().length;

@@ -7,7 +7,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, readdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { startRedis } from './lib/redis.ts';
+import { startRedis } from '../test/harness/redis.ts';
 import { cannon, latencyPoint } from './load.ts';
 import { gatewayTarget, startSim } from './targets.ts';
 
@@ -34,7 +34,7 @@ try {
 } finally {
   await gw.stop();
   await sim.proc.stop();
-  await redis.proc.stop();
+  await redis.stop();
 }
 const file = readdirSync(dir).find((f) => f.endsWith('.cpuprofile'));
 if (!file) throw new Error(`no .cpuprofile written in ${dir}`);

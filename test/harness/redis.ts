@@ -85,12 +85,16 @@ async function attempt(): Promise<RunningRedis | undefined> {
   throw new Error(`redis-server did not answer PING on port ${port}:\n${log}`);
 }
 
-export async function startRedis(): Promise<RunningRedis> {
-  if (!existsSync(binary)) {
+/** Explains how to get redis-server when it is missing (tests and `make bench` both need it). */
+export function checkRedisBinary(): void {
+  if (!existsSync(binary))
     throw new Error(
-      `${binary} not found: install it with \`apt-get install -y redis-server\` (make redis-install)`,
+      `${binary} not found: install it with \`apt-get install -y redis-server\` (make redis-install), or set REDIS_SERVER=/path/to/redis-server`,
     );
-  }
+}
+
+export async function startRedis(): Promise<RunningRedis> {
+  checkRedisBinary();
   for (let i = 0; i < 5; i++) {
     const r = await attempt();
     if (r) return r;
