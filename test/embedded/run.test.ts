@@ -101,6 +101,20 @@ describe('embedded mode (make run)', () => {
     expect(body.data.object).toBe('chat.completion');
   });
 
+  it("answers the issue's plain `curl -d` call (JSON sent with curl's default form Content-Type)", async () => {
+    const res = await fetch(`${base}/v1/ai`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/x-www-form-urlencoded' },
+      body: JSON.stringify({
+        workflow: 'support-chat',
+        format: 'wrapped',
+        messages: [{ role: 'user', content: 'Hi' }],
+      }),
+    });
+    expect(res.status).toBe(200);
+    expect(await res.json()).toMatchObject({ meta: { status: 'success', workflow: 'support-chat' } });
+  });
+
   it('applies an edited file without a restart', async () => {
     const wf = join(dir, '30-workflows.yaml');
     const { readFile } = await import('node:fs/promises');

@@ -46,6 +46,13 @@ export function buildGatewayApp(opts: GatewayAppOptions): FastifyInstance {
   app.decorateRequest('startedAt', 0);
   app.decorateRequest('accounted', false);
   void app.register(multipart, { attachFieldsToBody: false });
+  // `curl -d '{...}'` labels JSON as a form, and some clients send text/plain: read a JSON body under
+  // those labels too (with the same proto-poisoning checks) rather than refuse a plainly JSON request.
+  app.addContentTypeParser(
+    ['application/x-www-form-urlencoded', 'text/plain'],
+    { parseAs: 'string' },
+    app.getDefaultJsonParser('error', 'error'),
+  );
 
   /**
    * Counts, logs and releases the in-flight slot of a request, exactly once. Fastify runs onResponse

@@ -82,14 +82,25 @@ describe('body parsing', () => {
     expectError(r, 415, 'unsupported_media_type');
   });
 
-  it('text/plain (parsed as a string, not an object) → 400 with a Content-Type hint', async () => {
-    const r = await post<ErrBody>(env.gw.url, null, {
-      raw: JSON.stringify({ workflow: 'chat-wf', messages: userMsg() }),
-      contentType: 'text/plain',
-    });
-    expectError(r, 400, 'invalid_request');
-    expect(r.json.hint).toMatch(/Content-Type: application\/json/);
-  });
+  it.each(['text/plain', 'application/x-www-form-urlencoded'])(
+    'a JSON body labelled %s (curl -d sends the form label) is read as JSON',
+    async (contentType) => {
+      const r = await post<{ object: string }>(env.gw.url, null, {
+        raw: JSON.stringify({ workflow: 'chat-wf', messages: userMsg() }),
+        contentType,
+      });
+      expect(r.status).toBe(200);
+      expect(r.json.object).toBe('chat.completion');
+    },
+  );
+
+  it.each(['text/plain', 'application/x-www-form-urlencoded'])(
+    'a body labelled %s that is not JSON → 400 invalid_json',
+    async (contentType) => {
+      const r = await post<ErrBody>(env.gw.url, null, { raw: 'workflow=chat-wf', contentType });
+      expectError(r, 400, 'invalid_json');
+    },
+  );
 
   it('a body over the native limit → 413 payload_too_large', async () => {
     const big = 'a'.repeat(37 * 1024 * 1024);
