@@ -1,3 +1,4 @@
+import { resultEvents } from '../providers/replay.ts';
 import type { ChatRequest, CompletionRequest, StreamEvent } from '../providers/types.ts';
 import type { RuntimeSlot } from '../snapshot/runtime.ts';
 import { UpstreamError } from '../upstream/errors.ts';
@@ -16,31 +17,6 @@ export type OpenedStream =
     }
   | { ok: false; error: UpstreamError; attempts: Attempt[]; allSkipped: boolean };
 
-/** A provider that cannot stream is called once and its answer replayed as stream events. */
-async function* replay(
-  result: Awaited<ReturnType<ReturnType<typeof adapterFor>['call']>>,
-): AsyncIterable<StreamEvent> {
-  if (result.kind === 'chat') {
-    if (result.tool_calls?.length)
-      yield {
-        type: 'delta',
-        tool_calls: result.tool_calls.map((c, index) => ({
-          index,
-          id: c.id,
-          name: c.function.name,
-          arguments: c.function.arguments,
-        })),
-      };
-    if (result.content) yield { type: 'delta', content: result.content };
-    yield { type: 'finish', finish_reason: result.finish_reason };
-    yield { type: 'usage', usage: result.usage };
-  } else if (result.kind === 'completion') {
-    yield { type: 'delta', content: result.text };
-    yield { type: 'finish', finish_reason: result.finish_reason };
-    yield { type: 'usage', usage: result.usage };
-  }
-}
-
 /**
  * Opens a stream with failover: slots are tried in order until one yields its first event. From
  * then on the client has bytes, so a later failure is reported in-stream, never retried silently.
@@ -55,7 +31,7 @@ export async function openStream(
     const source =
       plan.testMode || slot.target.streaming
         ? adapter.stream(slot.target, req, { signal })
-        : replay(await adapter.call(slot.target, req, { signal }));
+        : resultEvents(await adapter.call(slot.target, req, { signal }));
     const rest = source[Symbol.asyncIterator]();
     const first = await rest.next();
     if (first.done)

@@ -1,3 +1,4 @@
+import { resultEvents } from '../replay.ts';
 import type {
   CallContext,
   CanonicalRequest,
@@ -107,25 +108,6 @@ export const testModeAdapter = {
     req: ChatRequest | CompletionRequest,
     ctx: CallContext,
   ): AsyncIterable<StreamEvent> {
-    const result = await testModeAdapter.call(target, req, ctx);
-    if (result.kind === 'chat') {
-      if (result.tool_calls) {
-        yield {
-          type: 'delta',
-          tool_calls: result.tool_calls.map((c, index) => ({
-            index,
-            id: c.id,
-            name: c.function.name,
-            arguments: c.function.arguments,
-          })),
-        };
-      } else for (const p of pieces(result.content ?? '')) yield { type: 'delta', content: p };
-      yield { type: 'finish', finish_reason: result.finish_reason };
-      yield { type: 'usage', usage: result.usage };
-    } else if (result.kind === 'completion') {
-      for (const p of pieces(result.text)) yield { type: 'delta', content: p };
-      yield { type: 'finish', finish_reason: result.finish_reason };
-      yield { type: 'usage', usage: result.usage };
-    }
+    yield* resultEvents(await testModeAdapter.call(target, req, ctx), pieces);
   },
 };
