@@ -1,6 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { createServer } from 'node:net';
 import { request } from 'undici';
+import { freePort } from '../../test/harness/ports.ts';
 
 /** Child processes of a bench run: spawn, log tail, wait for a first 200, stop. */
 
@@ -18,18 +18,6 @@ const running = new Set<Proc>();
 process.once('exit', () => {
   for (const p of running) p.child.kill('SIGKILL');
 });
-
-export function freePort(): Promise<number> {
-  return new Promise((done, fail) => {
-    const srv = createServer();
-    srv.once('error', fail);
-    srv.listen(0, '127.0.0.1', () => {
-      const addr = srv.address();
-      const port = typeof addr === 'object' && addr ? addr.port : 0;
-      srv.close(() => done(port));
-    });
-  });
-}
 
 export function startProc(
   name: string,
@@ -106,3 +94,5 @@ export async function waitFor200(proc: Proc, probe: Probe, timeoutMs = 60_000): 
     `${proc.name}: no 200 from ${probe.url} within ${timeoutMs} ms (last: ${last})\n${proc.log()}`,
   );
 }
+
+export { freePort };

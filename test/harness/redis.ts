@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { createConnection, createServer } from 'node:net';
+import { createConnection } from 'node:net';
+import { freePort } from './ports.ts';
 
 /** A throwaway redis-server (Debian's, /usr/bin/redis-server) on a free loopback port, no persistence. */
 
@@ -11,18 +12,6 @@ export interface RunningRedis {
 }
 
 const binary = process.env.REDIS_SERVER ?? '/usr/bin/redis-server';
-
-function freePort(): Promise<number> {
-  return new Promise((done, fail) => {
-    const srv = createServer();
-    srv.once('error', fail);
-    srv.listen(0, '127.0.0.1', () => {
-      const addr = srv.address();
-      const port = typeof addr === 'object' && addr ? addr.port : 0;
-      srv.close(() => done(port));
-    });
-  });
-}
 
 function ping(port: number): Promise<boolean> {
   return new Promise((done) => {

@@ -15,7 +15,14 @@ import {
   type UpstreamResponse,
 } from '../upstream/http.ts';
 import { type SseEvent, SseParser } from '../upstream/sse.ts';
-import type { ContentPart, StreamEvent, StructuredOutput, Usage } from './types.ts';
+import type {
+  ChatResult,
+  CompletionResult,
+  ContentPart,
+  StreamEvent,
+  StructuredOutput,
+  Usage,
+} from './types.ts';
 
 export function usageOf(prompt: unknown, completion: unknown, total?: unknown): Usage {
   const p = typeof prompt === 'number' ? prompt : 0;
@@ -195,4 +202,16 @@ export async function* runStream(
   } finally {
     discard(res);
   }
+}
+
+/** A chat answer as a completion result, for providers that serve completions through their chat API. */
+export function chatToCompletion(chat: ChatResult): CompletionResult {
+  return {
+    kind: 'completion',
+    id: chat.id,
+    text: chat.content ?? '',
+    finish_reason: chat.finish_reason,
+    usage: chat.usage,
+    model: chat.model,
+  };
 }

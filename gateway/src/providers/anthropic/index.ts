@@ -1,7 +1,7 @@
 /** Anthropic Messages API adapter: chat and completion (as a single user turn), with streaming and tools. */
 import { unsupported } from '../../upstream/errors.ts';
 import { readJson, send } from '../../upstream/http.ts';
-import { runStream } from '../common.ts';
+import { chatToCompletion, runStream } from '../common.ts';
 import type {
   CallContext,
   CanonicalRequest,
@@ -15,7 +15,7 @@ import type {
 } from '../types.ts';
 import { anthropicStatusError } from './errors.ts';
 import { anthropicHeaders, anthropicUrl, buildAnthropicBody } from './request.ts';
-import { parseAnthropicMessage, toCompletion } from './response.ts';
+import { parseAnthropicMessage } from './response.ts';
 import { AnthropicStreamMapper } from './stream.ts';
 
 const KINDS = new Set<RequestKind>(['chat', 'completion']);
@@ -63,7 +63,7 @@ export const anthropicAdapter: ProviderAdapter = {
     });
     if (res.status < 200 || res.status >= 300) throw await anthropicStatusError(res);
     const chat = parseAnthropicMessage(await readJson(res), target.model);
-    return req.kind === 'completion' ? toCompletion(chat) : chat;
+    return req.kind === 'completion' ? chatToCompletion(chat) : chat;
   },
 
   stream: (target, req, ctx) => streamImpl(target, req, ctx),

@@ -1,7 +1,7 @@
 /** Anthropic Messages response → canonical chat/completion result. */
 import { badResponse } from '../../upstream/errors.ts';
 import { isObject, usageOf } from '../common.ts';
-import type { ChatResult, CompletionResult, ToolCall, Usage } from '../types.ts';
+import type { ChatResult, ToolCall, Usage } from '../types.ts';
 
 export interface AnthropicUsage {
   input_tokens?: number;
@@ -68,15 +68,4 @@ export function parseAnthropicMessage(json: unknown, model: string): ChatResult 
   };
   if (toolCalls) result.tool_calls = toolCalls;
   return result;
-}
-
-export function toCompletion(chat: ChatResult): CompletionResult {
-  return {
-    kind: 'completion',
-    id: chat.id,
-    text: chat.content ?? '',
-    finish_reason: chat.finish_reason,
-    usage: chat.usage,
-    model: chat.model,
-  };
 }

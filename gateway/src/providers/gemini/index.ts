@@ -1,7 +1,7 @@
 /** Gemini (Generative Language API) adapter: chat, completion (as one user turn), embeddings. */
 import { unsupported } from '../../upstream/errors.ts';
 import { readJson, send } from '../../upstream/http.ts';
-import { runStream } from '../common.ts';
+import { chatToCompletion, runStream } from '../common.ts';
 import type {
   CallContext,
   CanonicalRequest,
@@ -15,7 +15,7 @@ import type {
 } from '../types.ts';
 import { geminiStatusError } from './errors.ts';
 import { buildGeminiEmbedBody, buildGeminiGenerateBody, geminiHeaders, geminiUrl } from './request.ts';
-import { parseGeminiChat, parseGeminiEmbedding, toCompletion } from './response.ts';
+import { parseGeminiChat, parseGeminiEmbedding } from './response.ts';
 import { GeminiStreamMapper } from './stream.ts';
 
 const KINDS = new Set<RequestKind>(['chat', 'completion', 'embedding']);
@@ -74,7 +74,7 @@ export const geminiAdapter: ProviderAdapter = {
     });
     if (res.status < 200 || res.status >= 300) throw await geminiStatusError(res);
     const chat = parseGeminiChat(await readJson(res), target.model);
-    return req.kind === 'completion' ? toCompletion(chat) : chat;
+    return req.kind === 'completion' ? chatToCompletion(chat) : chat;
   },
 
   stream: (target, req, ctx) => streamImpl(target, req, ctx),

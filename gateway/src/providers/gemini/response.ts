@@ -1,14 +1,7 @@
 /** Gemini responses → canonical results. */
 import { badResponse } from '../../upstream/errors.ts';
 import { floatsToBase64, isObject, usageOf } from '../common.ts';
-import type {
-  ChatResult,
-  CompletionResult,
-  EmbeddingRequest,
-  EmbeddingResult,
-  ToolCall,
-  Usage,
-} from '../types.ts';
+import type { ChatResult, EmbeddingRequest, EmbeddingResult, ToolCall, Usage } from '../types.ts';
 
 export interface GeminiUsage {
   promptTokenCount?: number;
@@ -107,17 +100,6 @@ export function parseGeminiChat(json: unknown, model: string): ChatResult {
   };
   if (toolCalls) result.tool_calls = toolCalls;
   return result;
-}
-
-export function toCompletion(chat: ChatResult): CompletionResult {
-  return {
-    kind: 'completion',
-    id: chat.id,
-    text: chat.content ?? '',
-    finish_reason: chat.finish_reason,
-    usage: chat.usage,
-    model: chat.model,
-  };
 }
 
 export function parseGeminiEmbedding(json: unknown, req: EmbeddingRequest, model: string): EmbeddingResult {
