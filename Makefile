@@ -44,6 +44,7 @@ gateway: deps
 
 build: deps
 	tsc -p tsconfig.build.json
+	node $(NODE_FLAGS) scripts/dist-package.ts
 
 clean:
 	rm -rf dist .cache coverage

@@ -1,5 +1,5 @@
 import { cpus, loadavg } from 'node:os';
-import { startRedis } from '../test/harness/redis.ts';
+import { startRedis } from '#devkit/redis';
 import { cpuMs, rssSampler } from './lib/rss.ts';
 import {
   asLatencyPoint,

@@ -7,7 +7,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, readdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { startRedis } from '../test/harness/redis.ts';
+import { startRedis } from '#devkit/redis';
 import { cannon, latencyPoint } from './load.ts';
 import { gatewayTarget, startSim } from './targets.ts';
 

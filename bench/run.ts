@@ -7,7 +7,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { checkRedisBinary } from '../test/harness/redis.ts';
+import { checkRedisBinary } from '#devkit/redis';
 import { runBench } from './orchestrator.ts';
 import { markdown, ratios } from './report.ts';
 import { TARGET_NAMES, type TargetName } from './targets.ts';

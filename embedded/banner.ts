@@ -1,5 +1,4 @@
-import type { Verdict } from '../operator/src/compiler/index.ts';
-import type { LoadedConfig } from '../operator/src/load/folder.ts';
+import type { LoadedConfig, Verdict } from '#operator';
 
 /** What to print at start: where the gateway is and a call that works against this config. */
 export function startBanner(

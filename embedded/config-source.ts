@@ -1,7 +1,6 @@
 import { watch } from 'node:fs';
 import type { Logger } from 'pino';
-import { compileSnapshot, type Verdict } from '../operator/src/compiler/index.ts';
-import { formatProblem, type LoadedConfig, loadConfigFolder } from '../operator/src/load/folder.ts';
+import { compileSnapshot, formatProblem, type LoadedConfig, loadConfigFolder, type Verdict } from '#operator';
 
 /** Where a compiled snapshot goes: the in-process store, or Redis (which the gateway then follows). */
 export interface SnapshotSink {

@@ -1,9 +1,9 @@
 import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import { snapshot as snapshotSchema } from '../contract/index.ts';
-import { RedisSnapshotSource } from '../gateway/src/snapshot/redis-source.ts';
-import type { SnapshotStore } from '../gateway/src/snapshot/store.ts';
-import { SnapshotPublisher } from '../operator/src/publish/redis-publisher.ts';
+import { snapshot as snapshotSchema } from '#contract';
+import type { SnapshotStore } from '#gateway';
+import { RedisSnapshotSource } from '#gateway';
+import { SnapshotPublisher } from '#operator';
 import type { SnapshotSink } from './config-source.ts';
 
 export interface RedisMode {

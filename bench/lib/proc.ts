@@ -1,6 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { request } from 'undici';
-import { freePort } from '../../test/harness/ports.ts';
+import { freePort } from '#devkit/ports';
 
 /** Child processes of a bench run: spawn, log tail, wait for a first 200, stop. */
 

@@ -1,5 +1,5 @@
 import pino from 'pino';
-import { parseSealKey } from '../../contract/index.ts';
+import { parseSealKey } from '#contract';
 import { ConfigError, readGatewayEnv } from './config/env.ts';
 import { createGateway } from './gateway.ts';
 import { RedisSnapshotSource } from './snapshot/redis-source.ts';

@@ -1,5 +1,5 @@
 import pino from 'pino';
-import { parseSealKey } from '../../contract/index.ts';
+import { parseSealKey } from '#contract';
 import { ConfigError, readOperatorEnv } from './env.ts';
 import { KubeClient, loadKubeConfig } from './kube/client.ts';
 import { startOperator } from './operator.ts';

@@ -1,18 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import {
-  hashApiKey,
-  SealError,
-  type Snapshot,
-  snapshot as snapshotSchema,
-  unseal,
-} from '../../contract/index.ts';
-import {
-  compileSnapshot,
-  generatedKeySecretName,
-  type Reason,
-  type Verdict,
-} from '../../operator/src/compiler/index.ts';
-import type { SwitchyardKind } from '../../operator/src/resources/index.ts';
+import { hashApiKey, SealError, type Snapshot, snapshot as snapshotSchema, unseal } from '#contract';
+import { compileSnapshot, generatedKeySecretName, type Reason, type Verdict } from '#operator/compiler/index';
+import type { SwitchyardKind } from '#operator/resources/index';
 import {
   ANTHROPIC_KEY,
   API_KEY,

@@ -1,12 +1,8 @@
 import type { z } from 'zod';
-import type { Snapshot } from '../../contract/index.ts';
-import { type CompileOutput, compileSnapshot } from '../../operator/src/compiler/index.ts';
-import {
-  type SwitchyardKind,
-  type SwitchyardObject,
-  switchyardObject,
-} from '../../operator/src/resources/index.ts';
-import type { SecretData } from '../../operator/src/resources/secret.ts';
+import type { Snapshot } from '#contract';
+import { type CompileOutput, compileSnapshot } from '#operator/compiler/index';
+import { type SwitchyardKind, type SwitchyardObject, switchyardObject } from '#operator/resources/index';
+import type { SecretData } from '#operator/resources/secret';
 
 /** An object as written in YAML (defaults not applied yet). */
 export type Manifest = z.input<typeof switchyardObject>;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseSealKey, SealError, type Sealed, seal, sealed, unseal } from '../../contract/index.ts';
+import { parseSealKey, SealError, type Sealed, seal, sealed, unseal } from '#contract';
 
 const KEY = Buffer.alloc(32, 1);
 const OTHER = Buffer.alloc(32, 2);

@@ -12,9 +12,9 @@ import {
   type JSONSchemaProps,
   renderCrdFiles,
   toStructuralSchema,
-} from '../../operator/src/crd/build.ts';
-import { CRDS_DIR, diffCrds, writeCrds } from '../../operator/src/crd/files.ts';
-import { KINDS } from '../../operator/src/resources/index.ts';
+} from '#operator/crd/build';
+import { CRDS_DIR, diffCrds, writeCrds } from '#operator/crd/files';
+import { KINDS } from '#operator/resources/index';
 
 const crds = buildAllCrds();
 const byKind = (kind: string): CustomResourceDefinition => {

@@ -4,9 +4,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
 import { stringify } from 'yaml';
+import { createGateway, type Gateway } from '#gateway/gateway';
+import { SnapshotStore } from '#gateway/snapshot/store';
 import { type CompiledFolder, loadInto } from '../../embedded/config-source.ts';
-import { createGateway, type Gateway } from '../../gateway/src/gateway.ts';
-import { SnapshotStore } from '../../gateway/src/snapshot/store.ts';
 
 export interface RunningGateway {
   url: string;

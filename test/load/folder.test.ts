@@ -2,13 +2,8 @@ import { cp, mkdir, mkdtemp, rm, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { compileSnapshot } from '../../operator/src/compiler/index.ts';
-import {
-  formatProblem,
-  type LoadedConfig,
-  type LoadProblem,
-  loadConfigFolder,
-} from '../../operator/src/load/folder.ts';
+import { compileSnapshot } from '#operator/compiler/index';
+import { formatProblem, type LoadedConfig, type LoadProblem, loadConfigFolder } from '#operator/load/folder';
 
 const EXAMPLES = resolve(import.meta.dirname, '../../examples');
 const temps: string[] = [];

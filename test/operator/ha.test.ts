@@ -1,6 +1,6 @@
 /** Two operator replicas on one Lease: one active; takeover when the leader dies; release on clean stop. */
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import type { RunningOperator } from '../../operator/src/operator.ts';
+import type { RunningOperator } from '#operator/operator';
 import { type Env, metricValue, startEnv, waitFor } from './helpers.ts';
 
 let env: Env;

@@ -3,7 +3,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { loadKubeConfig } from '../../operator/src/kube/client.ts';
+import { loadKubeConfig } from '#operator/kube/client';
 import { type Env, ready, root, startEnv, type WithStatus, waitFor } from './helpers.ts';
 
 const NS = 'switchyard-system';

@@ -3,8 +3,8 @@
  * changes, status reasons, key revocation and rotation, 410 relists, spend status, no status loops.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { periodWindow, REDIS_KEYS, SPEND_KEYS } from '../../contract/index.ts';
-import type { RunningOperator } from '../../operator/src/operator.ts';
+import { periodWindow, REDIS_KEYS, SPEND_KEYS } from '#contract';
+import type { RunningOperator } from '#operator/operator';
 import {
   ask,
   type Env,

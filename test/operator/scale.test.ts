@@ -1,6 +1,6 @@
 /** Scale: 50 projects, 1,000 workflows and 200 keys compile, publish and serve; prints the latency. */
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import type { RunningOperator } from '../../operator/src/operator.ts';
+import type { RunningOperator } from '#operator/operator';
 import { ask, type Env, type FollowingGateway, metricValue, startEnv, waitFor } from './helpers.ts';
 
 const PROJECTS = 50;

@@ -1,23 +1,18 @@
 import { describe, expect, it } from 'vitest';
-import { isWellFormedKey } from '../../operator/src/compiler/apikeys.ts';
-import { WorkQueue } from '../../operator/src/controller/queue.ts';
+import { isWellFormedKey } from '#operator/compiler/apikeys';
+import { WorkQueue } from '#operator/controller/queue';
 import {
   GENERATED_KEY_LENGTH,
   generateApiKey,
   hasValidChecksum,
   RANDOM_BITS,
   randomBase62,
-} from '../../operator/src/keys/generate.ts';
-import { planKeySecret, ROTATION_ANNOTATION } from '../../operator/src/keys/secret-plan.ts';
-import { microTime } from '../../operator/src/leader/lease.ts';
-import type { ApiKey } from '../../operator/src/resources/index.ts';
-import {
-  readyTransition,
-  sameStatus,
-  setCondition,
-  statusMergePatch,
-} from '../../operator/src/status/conditions.ts';
-import { desiredStatus } from '../../operator/src/status/desired.ts';
+} from '#operator/keys/generate';
+import { planKeySecret, ROTATION_ANNOTATION } from '#operator/keys/secret-plan';
+import { microTime } from '#operator/leader/lease';
+import type { ApiKey } from '#operator/resources/index';
+import { readyTransition, sameStatus, setCondition, statusMergePatch } from '#operator/status/conditions';
+import { desiredStatus } from '#operator/status/desired';
 
 describe('generated API keys', () => {
   it('have the prefix, ≥192 bits of randomness and a valid checksum', () => {

@@ -6,8 +6,8 @@ import type {
   ProviderType,
   StreamEvent,
   UpstreamTarget,
-} from '../../gateway/src/providers/types.ts';
-import { UpstreamError } from '../../gateway/src/upstream/errors.ts';
+} from '#gateway/providers/types';
+import { UpstreamError } from '#gateway/upstream/errors';
 import type { FaultRule, Simulator } from '../simulator/index.ts';
 
 export const API_KEY = 'sk-sim-test';

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { compatDialect, detectCompatServer } from '../../gateway/src/providers/openai-compatible/request.ts';
-import { getAdapter } from '../../gateway/src/providers/registry.ts';
-import type { ChatResult, EmbeddingResult, UpstreamTarget } from '../../gateway/src/providers/types.ts';
-import { closeUpstreamPools } from '../../gateway/src/upstream/http.ts';
+import { compatDialect, detectCompatServer } from '#gateway/providers/openai-compatible/request';
+import { getAdapter } from '#gateway/providers/registry';
+import type { ChatResult, EmbeddingResult, UpstreamTarget } from '#gateway/providers/types';
+import { closeUpstreamPools } from '#gateway/upstream/http';
 import { type Simulator, startSimulator } from '../simulator/index.ts';
 import {
   API_KEY,

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { getAdapter } from '../../gateway/src/providers/registry.ts';
+import { getAdapter } from '#gateway/providers/registry';
 import type {
   ChatResult,
   CompletionResult,
@@ -8,8 +8,8 @@ import type {
   SpeechResult,
   TranscriptionResult,
   UpstreamTarget,
-} from '../../gateway/src/providers/types.ts';
-import { closeUpstreamPools } from '../../gateway/src/upstream/http.ts';
+} from '#gateway/providers/types';
+import { closeUpstreamPools } from '#gateway/upstream/http';
 import { type Simulator, startSimulator } from '../simulator/index.ts';
 import {
   API_KEY,

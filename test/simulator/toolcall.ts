@@ -8,7 +8,7 @@
  *     model answers with text (so agent loops terminate after one round trip).
  * Arguments are sampleFromSchema(<tool's parameter schema>, seed "<tool name>|<last user text>").
  */
-import { sampleFromSchema } from '../../gateway/src/structured/sample.ts';
+import { sampleFromSchema } from '#gateway/structured/sample';
 
 export interface ToolSpec {
   name: string;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { sampleFromSchema } from '../../gateway/src/structured/sample.ts';
+import { sampleFromSchema } from '#gateway/structured/sample';
 
 describe('sampleFromSchema', () => {
   it('is deterministic per seed', () => {

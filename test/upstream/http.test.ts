@@ -1,9 +1,9 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { UpstreamTarget } from '../../gateway/src/providers/types.ts';
-import { UpstreamError } from '../../gateway/src/upstream/errors.ts';
-import { closeUpstreamPools, getPool, readJson, send, splitUrl } from '../../gateway/src/upstream/http.ts';
+import type { UpstreamTarget } from '#gateway/providers/types';
+import { UpstreamError } from '#gateway/upstream/errors';
+import { closeUpstreamPools, getPool, readJson, send, splitUrl } from '#gateway/upstream/http';
 
 let server: Server;
 let base: string;

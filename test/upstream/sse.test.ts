@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { parseSse, type SseEvent, SseParser } from '../../gateway/src/upstream/sse.ts';
+import { parseSse, type SseEvent, SseParser } from '#gateway/upstream/sse';
 
 function parseAll(chunks: (Uint8Array | string)[]): SseEvent[] {
   const p = new SseParser();

@@ -1,4 +1,4 @@
-import { hashApiKey } from '../../../contract/index.ts';
+import { hashApiKey } from '#contract';
 import { GatewayError } from '../errors/index.ts';
 import type { Runtime, RuntimeKey, RuntimeProject } from '../snapshot/runtime.ts';
 

@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { RequestType } from '../../../contract/index.ts';
+import type { RequestType } from '#contract';
 import type { AuthContext } from '../auth/authenticate.ts';
 import { GatewayError } from '../errors/index.ts';
 import { type Prepared, prepare } from '../pipeline/prepare.ts';

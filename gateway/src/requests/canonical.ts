@@ -1,4 +1,4 @@
-import type { RequestType } from '../../../contract/index.ts';
+import type { RequestType } from '#contract';
 import { GatewayError } from '../errors/index.ts';
 import type { CanonicalRequest, ChatMessage, ContentPart } from '../providers/types.ts';
 import { LIMITS } from './limits.ts';

@@ -1,4 +1,4 @@
-import type { RequestType } from '../../../contract/index.ts';
+import type { RequestType } from '#contract';
 import { getAdapter } from '../providers/registry.ts';
 import { testModeAdapter } from '../providers/testmode/index.ts';
 import type { ProviderAdapter, StructuredOutput } from '../providers/types.ts';

@@ -1,4 +1,4 @@
-import type { RequestType } from '../../../contract/index.ts';
+import type { RequestType } from '#contract';
 import { GatewayError } from '../errors/index.ts';
 import type { RuntimeProject, RuntimeSlot, RuntimeWorkflow } from '../snapshot/runtime.ts';
 

@@ -1,6 +1,6 @@
 import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import { REDIS_KEYS } from '../../../contract/index.ts';
+import { REDIS_KEYS } from '#contract';
 import type { SnapshotStore } from './store.ts';
 
 export interface RedisSourceOptions {

@@ -6,7 +6,7 @@ import {
   type SnapshotProvider,
   type SnapshotWorkflow,
   unseal,
-} from '../../../contract/index.ts';
+} from '#contract';
 import type { UpstreamTarget } from '../providers/types.ts';
 
 /**

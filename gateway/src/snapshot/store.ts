@@ -1,4 +1,4 @@
-import { type Snapshot, snapshot as snapshotSchema } from '../../../contract/index.ts';
+import { type Snapshot, snapshot as snapshotSchema } from '#contract';
 import { buildRuntime, type Runtime } from './runtime.ts';
 
 export type SnapshotListener = (runtime: Runtime) => void;

@@ -1,4 +1,4 @@
-import { hashApiKey, type SnapshotApiKey } from '../../../contract/index.ts';
+import { hashApiKey, type SnapshotApiKey } from '#contract';
 import { type ApiKey, KEY_PREFIX, MIN_KEY_LENGTH } from '../resources/apikey.ts';
 import type { SecretIndex } from './secrets.ts';
 import { olderFirst } from './types.ts';

@@ -6,7 +6,7 @@ import {
   type SnapshotProject,
   seal,
   sha256Hex,
-} from '../../../contract/index.ts';
+} from '#contract';
 import type { ApiKey, Project, Provider, SpendCap, SwitchyardObject, Workflow } from '../resources/index.ts';
 import { compileApiKeys } from './apikeys.ts';
 import { compileProviders } from './providers.ts';

@@ -1,4 +1,4 @@
-import { type SnapshotProvider, seal } from '../../../contract/index.ts';
+import { type SnapshotProvider, seal } from '#contract';
 import { DEFAULT_BASE_URLS, type Provider } from '../resources/provider.ts';
 import type { SecretIndex } from './secrets.ts';
 import type { Verdicts } from './verdicts.ts';

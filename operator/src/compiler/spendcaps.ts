@@ -1,4 +1,4 @@
-import type { SnapshotWorkflow, SpendCapConfig } from '../../../contract/index.ts';
+import type { SnapshotWorkflow, SpendCapConfig } from '#contract';
 import type { SpendCap } from '../resources/spendcap.ts';
 import type { Verdicts } from './verdicts.ts';
 

@@ -1,4 +1,4 @@
-import type { SnapshotProvider, SnapshotWorkflow } from '../../../contract/index.ts';
+import type { SnapshotProvider, SnapshotWorkflow } from '#contract';
 import type { Workflow } from '../resources/workflow.ts';
 import { olderFirst, type Reason } from './types.ts';
 import type { Verdicts } from './verdicts.ts';

@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import type { Snapshot } from '../../../contract/index.ts';
+import type { Snapshot } from '#contract';
 import { compileSnapshot, generatedKeySecretName, type Verdict } from '../compiler/index.ts';
 import { planKeySecret, previousValidUntil, ROTATION_ANNOTATION } from '../keys/secret-plan.ts';
 import { isAlreadyExists, isConflict, isNotFound, type KubeClient, type KubeObject } from '../kube/client.ts';

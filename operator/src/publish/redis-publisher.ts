@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import { PUBLISH_SCRIPT, REDIS_KEYS, SNAPSHOT_HISTORY, type Snapshot } from '../../../contract/index.ts';
+import { PUBLISH_SCRIPT, REDIS_KEYS, SNAPSHOT_HISTORY, type Snapshot } from '#contract';
 
 export interface PublishResult {
   published: boolean;

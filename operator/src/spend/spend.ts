@@ -7,7 +7,7 @@ import {
   type SpendState,
   spendState,
   usdToMicros,
-} from '../../../contract/index.ts';
+} from '#contract';
 
 export interface CapSpend {
   spentUsd: string;

@@ -1,4 +1,4 @@
-import { canonicalJson } from '../../../contract/index.ts';
+import { canonicalJson } from '#contract';
 import type { Condition } from '../resources/common.ts';
 
 /**

@@ -6,7 +6,7 @@
  *   ({"reply": <text>} without a schema);
  *   otherwise the deterministic reply text cut by stopSequences and maxOutputTokens (→ MAX_TOKENS).
  */
-import { sampleFromSchema } from '../../../gateway/src/structured/sample.ts';
+import { sampleFromSchema } from '#gateway/structured/sample';
 import type { Exchange } from '../exchange.ts';
 import { applyLimits, newId, replyText, tokens } from '../generate.ts';
 import { sendJson } from '../respond.ts';

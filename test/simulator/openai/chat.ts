@@ -6,7 +6,7 @@
  *   response_format json_object → content = {"reply": <reply text>} (400 unless a message mentions JSON);
  *   otherwise the deterministic reply text, cut by `stop` and max_completion_tokens/max_tokens.
  */
-import { sampleFromSchema } from '../../../gateway/src/structured/sample.ts';
+import { sampleFromSchema } from '#gateway/structured/sample';
 import type { Exchange } from '../exchange.ts';
 import { applyLimits, newId, replyText, tokens, unixSeconds } from '../generate.ts';
 import { sendError, sendJson } from '../respond.ts';
