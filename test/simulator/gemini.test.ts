@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Simulator, startSimulator } from './index.ts';
-import { json, post } from './test-helpers.ts';
+import { json, post, schemaErrors } from './test-helpers.ts';
 
 let sim: Simulator;
 const key = { 'x-goog-api-key': 'AIza-test' };
@@ -93,6 +93,8 @@ describe('Gemini', () => {
     };
     expect(part.functionCall.name).toBe('find_book');
     expect(typeof part.functionCall.args.title).toBe('string');
+    // The OpenAPI-style bound (upper-case types) is honoured, also above the faker's default range.
+    expect(Number.isInteger(part.functionCall.args.year)).toBe(true);
     expect(part.functionCall.args.year).toBeGreaterThanOrEqual(1900);
 
     const none = await json<GenerateBody>(
@@ -122,32 +124,57 @@ describe('Gemini', () => {
   });
 
   it('answers JSON conforming to responseSchema / responseJsonSchema', async () => {
+    const responseJsonSchema = {
+      type: 'array',
+      minItems: 2,
+      items: {
+        type: 'object',
+        properties: { id: { type: 'string', format: 'uuid' } },
+        required: ['id'],
+      },
+    };
     const body = await json<GenerateBody>(
       await post(
         model('gemini-2.5-flash', 'generateContent'),
-        {
-          contents,
-          generationConfig: {
-            responseMimeType: 'application/json',
-            responseJsonSchema: {
-              type: 'array',
-              minItems: 2,
-              items: {
-                type: 'object',
-                properties: { id: { type: 'string', format: 'uuid' } },
-                required: ['id'],
-              },
-            },
-          },
-        },
+        { contents, generationConfig: { responseMimeType: 'application/json', responseJsonSchema } },
         key,
       ),
     );
-    const parsed = JSON.parse((body.candidates[0]!.content.parts[0] as { text: string }).text) as {
-      id: string;
-    }[];
-    expect(parsed).toHaveLength(2);
-    expect(parsed[0]!.id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-a[0-9a-f]{3}-[0-9a-f]{12}$/);
+    const parsed = JSON.parse((body.candidates[0]!.content.parts[0] as { text: string }).text) as unknown;
+    expect(schemaErrors(responseJsonSchema, parsed)).toEqual([]);
+
+    // Gemini's own dialect: upper-case types, nullable, int64 bounds as strings.
+    const responseSchema = {
+      type: 'OBJECT',
+      properties: {
+        name: { type: 'STRING' },
+        nick: { type: 'STRING', nullable: true },
+        scores: { type: 'ARRAY', minItems: '3', maxItems: '3', items: { type: 'NUMBER', minimum: 5000 } },
+      },
+      required: ['name', 'nick', 'scores'],
+    };
+    const dialect = await json<GenerateBody>(
+      await post(
+        model('gemini-2.5-flash', 'generateContent'),
+        { contents, generationConfig: { responseMimeType: 'application/json', responseSchema } },
+        key,
+      ),
+    );
+    const value = JSON.parse((dialect.candidates[0]!.content.parts[0] as { text: string }).text) as unknown;
+    expect(
+      schemaErrors(
+        {
+          type: 'object',
+          properties: {
+            name: { type: 'string' },
+            nick: { type: ['string', 'null'] },
+            scores: { type: 'array', minItems: 3, maxItems: 3, items: { type: 'number', minimum: 5000 } },
+          },
+          required: ['name', 'nick', 'scores'],
+        },
+        value,
+      ),
+    ).toEqual([]);
   });
 
   it('applies maxOutputTokens', async () => {

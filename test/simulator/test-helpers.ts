@@ -1,4 +1,6 @@
 /** Small helpers for the simulator's own tests (not a test file itself). */
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import addFormats from 'ajv-formats';
 
 export interface SseEvent {
   event?: string;
@@ -37,4 +39,14 @@ export function post(url: string, body: unknown, headers: Record<string, string>
 /** Reads a JSON body as the shape the test expects (the test's assertions check it). */
 export async function json<T>(res: Response): Promise<T> {
   return (await res.json()) as T;
+}
+
+const ajv = new Ajv2020({ strict: false, allErrors: true });
+addFormats.default(ajv);
+
+/** Ajv's verdict on a simulated value: [] when it conforms, else the errors (readable in a failed expect). */
+export function schemaErrors(schema: object | boolean, value: unknown): string[] {
+  const validate = ajv.compile(schema);
+  if (validate(value)) return [];
+  return (validate.errors ?? []).map((e) => `${e.instancePath || '/'} ${e.message ?? e.keyword}`);
 }

@@ -6,9 +6,9 @@
  *   - "required"/"any"/ANY: call the first tool;
  *   - "auto" (the default): call the first tool, unless the last message is a tool result, in which case the
  *     model answers with text (so agent loops terminate after one round trip).
- * Arguments are sampleFromSchema(<tool's parameter schema>, seed "<tool name>|<last user text>").
+ * Arguments are fakeFromSchema(<tool's parameter schema>, seed "<tool name>|<last user text>").
  */
-import { sampleFromSchema } from '#gateway/structured/sample';
+import { fakeFromSchema } from './schema-sample.ts';
 
 export interface ToolSpec {
   name: string;
@@ -41,7 +41,7 @@ export function planToolCall(
   const schema = tool.schema ?? { type: 'object', properties: {} };
   return {
     name: tool.name,
-    args: sampleFromSchema(schema, `${tool.name}|${lastUserText}`) ?? {},
+    args: fakeFromSchema(schema, `${tool.name}|${lastUserText}`) ?? {},
     forced: choice.mode === 'named',
   };
 }

@@ -6,10 +6,11 @@
  *   ({"reply": <text>} without a schema);
  *   otherwise the deterministic reply text cut by stopSequences and maxOutputTokens (→ MAX_TOKENS).
  */
-import { sampleFromSchema } from '#gateway/structured/sample';
+
 import type { Exchange } from '../exchange.ts';
 import { applyLimits, newId, replyText, tokens } from '../generate.ts';
 import { sendJson } from '../respond.ts';
+import { fakeFromSchema } from '../schema-sample.ts';
 import { writeStream } from '../sse.ts';
 import { planToolCall, type ToolMode } from '../toolcall.ts';
 import type { GeminiContent, GenerateContentRequest } from './schemas.ts';
@@ -74,7 +75,7 @@ export function decideGenerate(ex: Exchange, req: GenerateContentRequest, minCha
   const text = replyText(ex.provider, ex.model, userText, minChars);
   if (cfg?.responseMimeType === 'application/json') {
     const schema = cfg.responseJsonSchema ?? cfg.responseSchema;
-    const json = JSON.stringify(schema === undefined ? { reply: text } : sampleFromSchema(schema, userText));
+    const json = JSON.stringify(schema === undefined ? { reply: text } : fakeFromSchema(schema, userText));
     return { ...base, part: { text: json }, finishReason: 'STOP', outputTokens: tokens(json) };
   }
   const limited = applyLimits(text, cfg?.maxOutputTokens, cfg?.stopSequences ?? []);

@@ -6,10 +6,11 @@
  *   response_format json_object → content = {"reply": <reply text>} (400 unless a message mentions JSON);
  *   otherwise the deterministic reply text, cut by `stop` and max_completion_tokens/max_tokens.
  */
-import { sampleFromSchema } from '#gateway/structured/sample';
+
 import type { Exchange } from '../exchange.ts';
 import { applyLimits, newId, replyText, tokens, unixSeconds } from '../generate.ts';
 import { sendError, sendJson } from '../respond.ts';
+import { fakeFromSchema } from '../schema-sample.ts';
 import { writeStream } from '../sse.ts';
 import { planToolCall, type ToolMode } from '../toolcall.ts';
 import { openaiError } from './errors.ts';
@@ -48,7 +49,7 @@ export function decideChat(ex: Exchange, req: ChatRequest, minChars: number): Ch
   }
   const format = req.response_format;
   if (format?.type === 'json_schema') {
-    const content = JSON.stringify(sampleFromSchema(format.json_schema.schema ?? {}, userText));
+    const content = JSON.stringify(fakeFromSchema(format.json_schema.schema ?? {}, userText));
     return { ...base, content, finishReason: 'stop', completionTokens: tokens(content) };
   }
   const text = replyText(ex.provider, ex.model, userText, minChars);
