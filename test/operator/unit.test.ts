@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { isWellFormedKey } from '#operator/compiler/apikeys';
 import { WorkQueue } from '#operator/controller/queue';
 import {
@@ -191,6 +191,10 @@ describe('generated key Secret plan', () => {
 });
 
 describe('work queue', () => {
+  // The queue schedules with setTimeout and Date.now: a fake clock runs its delays and backoff instantly.
+  beforeEach(() => vi.useFakeTimers());
+  afterEach(() => vi.useRealTimers());
+
   it('de-duplicates keys and runs a key again if re-added while running', async () => {
     const q = new WorkQueue();
     const runs: string[] = [];
@@ -203,11 +207,11 @@ describe('work queue', () => {
     q.add('a');
     q.add('a');
     q.add('a');
-    await new Promise((r) => setTimeout(r, 20));
+    await vi.advanceTimersByTimeAsync(20);
     q.add('a', 10);
     q.add('a', 10);
     release();
-    await new Promise((r) => setTimeout(r, 60));
+    await vi.advanceTimersByTimeAsync(60);
     expect(runs).toEqual(['a', 'a']);
     await q.stop();
   });
@@ -220,7 +224,7 @@ describe('work queue', () => {
       if (calls < 3) throw new Error('boom');
     });
     q.add('x');
-    await new Promise((r) => setTimeout(r, 1000));
+    await vi.advanceTimersByTimeAsync(1000);
     expect(calls).toBe(3);
     await q.stop();
   });

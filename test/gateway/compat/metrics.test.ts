@@ -261,10 +261,14 @@ describe('requests in flight while they are served', () => {
       model: 'slow-chat',
       messages: [{ role: 'user', content: 'take your time' }],
     });
-    await new Promise((r) => setTimeout(r, 120));
-    const during = parseExposition(await scrape()).find(
-      (s) => s.name === 'switchyard_requests_in_flight' && s.labels.surface === 'compat',
-    );
+    // The upstream takes 300 ms: scrape until the request shows up (or 2 s pass) instead of guessing a delay.
+    const inFlight = async () =>
+      parseExposition(await scrape()).find(
+        (s) => s.name === 'switchyard_requests_in_flight' && s.labels.surface === 'compat',
+      );
+    const deadline = Date.now() + 2000;
+    let during = await inFlight();
+    while (during?.value !== 1 && Date.now() < deadline) during = await inFlight();
     expect(during?.value).toBe(1);
     await pending;
     const after = parseExposition(await scrape()).find(

@@ -1,7 +1,7 @@
 /** Authentication and authorisation on POST /v1/ai: every failure is 401/403/404 with the native body. */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { API_KEY, NO_AI_SCOPE_KEY, OTHER_KEY, workflow } from '../../harness/manifests.ts';
-import { type Env, type ErrBody, keyWith, post, sleep, startEnv, userMsg } from './helpers.ts';
+import { type Env, type ErrBody, keyWith, post, startEnv, userMsg } from './helpers.ts';
 
 const REVOKED_KEY = 'sy_live_RevokedKeyForTheSuite0123456789ab';
 const EXPIRED_KEY = 'sy_live_ExpiredKeyForTheSuite0123456789ab';
@@ -93,8 +93,9 @@ describe('native auth', () => {
 describe('a key that expires while the gateway runs', () => {
   const SOON_KEY = 'sy_live_ExpiresSoonKeyForSuite0123456789a';
   let soon: Env;
+  // Far enough ahead that a slow start never expires the key early: the test moves the clock instead.
+  const expiresAt = new Date(Date.now() + 10 * 60_000).toISOString();
   beforeAll(async () => {
-    const expiresAt = new Date(Date.now() + 2500).toISOString();
     soon = await startEnv(() => [
       workflow('chat-wf', { provider: 'oai', model: 'gpt-4o-mini' }),
       ...keyWith('soon', SOON_KEY, { expiresAt }),
@@ -105,10 +106,16 @@ describe('a key that expires while the gateway runs', () => {
   it('works before expiresAt and gives 401 after it, without a reconfigure', async () => {
     const before = await post(soon.gw.url, body, { key: SOON_KEY });
     expect(before.status).toBe(200);
-    await sleep(3000);
-    const after = await post<ErrBody>(soon.gw.url, body, { key: SOON_KEY });
-    expect401(after);
-    // The project's other key is unaffected.
-    expect((await post(soon.gw.url, body)).status).toBe(200);
+    // The gateway runs in this process and reads the wall clock per request: move that clock past
+    // expiresAt rather than waiting for it (only Date is faked; sockets and timers stay real).
+    vi.useFakeTimers({ toFake: ['Date'], now: Date.parse(expiresAt) + 1000, shouldAdvanceTime: true });
+    try {
+      const after = await post<ErrBody>(soon.gw.url, body, { key: SOON_KEY });
+      expect401(after);
+      // The project's other key is unaffected.
+      expect((await post(soon.gw.url, body)).status).toBe(200);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });

@@ -138,5 +138,3 @@ export function keyWith(
   const k = apiKeyObj as { spec: Record<string, unknown> };
   return [sec as object, { ...k, spec: { ...k.spec, ...spec } }];
 }
-
-export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
