@@ -3,3 +3,4 @@ export * from './redis-keys.ts';
 export * from './seal.ts';
 export * from './snapshot.ts';
 export * from './spend.ts';
+export * from './vocabulary.ts';

@@ -1,4 +1,12 @@
 import { z } from 'zod';
+import {
+  API_KEY_SCOPES,
+  PROVIDER_TYPES,
+  REQUEST_TYPES,
+  SPEND_CAP_SCOPES,
+  SPEND_PERIODS,
+  WEBHOOK_EVENT_TYPES,
+} from './vocabulary.ts';
 
 /**
  * The snapshot is the only contract between the operator (or embedded mode) and the gateway pods.
@@ -7,9 +15,6 @@ import { z } from 'zod';
  */
 
 export const SNAPSHOT_SCHEMA_VERSION = 1;
-
-export const requestTypes = ['chat', 'completion', 'image', 'embedding', 'audio', 'vision'] as const;
-export const providerTypes = ['openai', 'azure-openai', 'anthropic', 'gemini', 'openai-compatible'] as const;
 
 export const sealed = z.object({
   alg: z.literal('A256GCM'),
@@ -31,7 +36,7 @@ export type ModelPricing = z.infer<typeof modelPricing>;
 
 export const snapshotProvider = z.object({
   name: z.string(),
-  type: z.enum(providerTypes),
+  type: z.enum(PROVIDER_TYPES),
   baseURL: z.string(),
   apiVersion: z.string().optional(),
   credential: sealed.nullable(),
@@ -43,7 +48,7 @@ export const snapshotProvider = z.object({
   }),
   models: z.record(
     z.string(),
-    z.object({ requestTypes: z.array(z.enum(requestTypes)), pricing: modelPricing.optional() }),
+    z.object({ requestTypes: z.array(z.enum(REQUEST_TYPES)), pricing: modelPricing.optional() }),
   ),
 });
 export type SnapshotProvider = z.infer<typeof snapshotProvider>;
@@ -55,7 +60,7 @@ export const snapshotWorkflow = z.object({
   /** `<namespace>/<metadata.name>` of the source object, for logs and status. */
   source: z.string(),
   description: z.string().optional(),
-  requestType: z.enum(requestTypes),
+  requestType: z.enum(REQUEST_TYPES),
   primary: slotTarget,
   backups: z.array(slotTarget),
   systemInstructions: z.string().optional(),
@@ -77,13 +82,33 @@ export const rateLimitConfig = z.object({
 
 export const spendCapConfig = z.object({
   id: z.string(),
-  scope: z.enum(['project', 'workflow']),
+  scope: z.enum(SPEND_CAP_SCOPES),
   workflow: z.string().optional(),
   slot: z.string().optional(),
-  period: z.enum(['hourly', 'daily', 'weekly', 'monthly']),
+  period: z.enum(SPEND_PERIODS),
   limitUsd: decimal,
 });
 export type SpendCapConfig = z.infer<typeof spendCapConfig>;
+
+/**
+ * Request-log settings of a project. Bounds and defaults are shared with the Project CRD. The
+ * schema default covers snapshots published by an operator that predates the field, so a rolling
+ * upgrade never leaves a gateway without a valid snapshot.
+ */
+export const REQUEST_LOGS = {
+  defaultBodies: false,
+  defaultMaxEntries: 100_000,
+  minMaxEntries: 1_000,
+  maxMaxEntries: 10_000_000,
+} as const;
+
+export const requestLogsConfig = z.object({
+  /** Store request and response bodies in request-log entries. */
+  bodies: z.boolean(),
+  /** Most entries the project's request-log stream keeps; older entries are trimmed. */
+  maxEntries: z.number().int().min(REQUEST_LOGS.minMaxEntries).max(REQUEST_LOGS.maxMaxEntries),
+});
+export type RequestLogsConfig = z.infer<typeof requestLogsConfig>;
 
 export const snapshotProject = z.object({
   id: z.string(),
@@ -91,10 +116,16 @@ export const snapshotProject = z.object({
   compatibleApiEnabled: z.boolean(),
   rateLimit: rateLimitConfig.optional(),
   allowPrivateNetworks: z.boolean(),
-  webhooks: z.array(z.object({ url: z.string(), secret: sealed, events: z.array(z.string()) })),
+  webhooks: z.array(
+    z.object({ url: z.string(), secret: sealed, events: z.array(z.enum(WEBHOOK_EVENT_TYPES)) }),
+  ),
   providers: z.record(z.string(), snapshotProvider),
   workflows: z.record(z.string(), snapshotWorkflow),
   spendCaps: z.array(spendCapConfig),
+  requestLogs: requestLogsConfig.default({
+    bodies: REQUEST_LOGS.defaultBodies,
+    maxEntries: REQUEST_LOGS.defaultMaxEntries,
+  }),
 });
 export type SnapshotProject = z.infer<typeof snapshotProject>;
 
@@ -102,7 +133,7 @@ export const snapshotApiKey = z.object({
   projectId: z.string(),
   /** `<namespace>/<name>` of the ApiKey; never the key itself. */
   keyId: z.string(),
-  scopes: z.array(z.enum(['ai', 'console'])),
+  scopes: z.array(z.enum(API_KEY_SCOPES)),
   /** RFC 3339; the key is refused from this instant on (expiry or end of a rotation grace period). */
   notAfter: z.string().optional(),
   rateLimit: rateLimitConfig.optional(),
@@ -123,6 +154,3 @@ export const snapshot = snapshotBody.extend({
   generatedAt: z.string(),
 });
 export type Snapshot = z.infer<typeof snapshot>;
-
-export type RequestType = (typeof requestTypes)[number];
-export type ProviderTypeName = (typeof providerTypes)[number];

@@ -3,7 +3,7 @@
  * SpendCap status). Money is counted in integer micro-dollars so INCRBY stays exact; periods are
  * aligned to UTC (weeks start Monday 00:00 UTC).
  */
-export type SpendPeriod = 'hourly' | 'daily' | 'weekly' | 'monthly';
+import type { SpendPeriod } from './vocabulary.ts';
 
 export interface PeriodWindow {
   start: Date;

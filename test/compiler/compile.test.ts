@@ -1,7 +1,15 @@
 import { describe, expect, it } from 'vitest';
-import { hashApiKey, SealError, type Snapshot, snapshot as snapshotSchema, unseal } from '#contract';
+import {
+  hashApiKey,
+  SealError,
+  type Snapshot,
+  snapshotProject,
+  snapshot as snapshotSchema,
+  unseal,
+  WEBHOOK_EVENT_TYPES,
+} from '#contract';
 import { compileSnapshot, generatedKeySecretName, type Reason, type Verdict } from '#operator/compiler/index';
-import type { SwitchyardKind } from '#operator/resources/index';
+import { type SwitchyardKind, switchyardObject } from '#operator/resources/index';
 import {
   ANTHROPIC_KEY,
   API_KEY,
@@ -898,6 +906,55 @@ describe('snapshot content', () => {
     expect(local?.models['llama']?.requestTypes).toEqual(['chat']);
   });
 
+  it('compiles requestLogs with the CRD defaults when the Project leaves them out', () => {
+    const f = baseFixture();
+    secondProject(f);
+    const { snapshot } = compile(f);
+    for (const id of ['acme.shop', 'acme.blog'])
+      expect(snapshot.projects[id]?.requestLogs, id).toEqual({ bodies: false, maxEntries: 100_000 });
+  });
+
+  it('compiles requestLogs as the Project sets them, one field defaulting without the other', () => {
+    const f = baseFixture();
+    const spec = get(f, 'Project', 'shop').spec ?? {};
+    spec.requestLogs = { bodies: true, maxEntries: 5_000 };
+    secondProject(f);
+    get(f, 'Project', 'blog').spec = { requestLogs: { maxEntries: 1_000 } };
+    const { snapshot, verdicts } = compile(f);
+    expect(verdicts.filter((v) => !v.ok)).toEqual([]);
+    expect(snapshot.projects['acme.shop']?.requestLogs).toEqual({ bodies: true, maxEntries: 5_000 });
+    expect(snapshot.projects['acme.blog']?.requestLogs).toEqual({ bodies: false, maxEntries: 1_000 });
+  });
+
+  it.each([
+    ['below the minimum', { maxEntries: 999 }],
+    ['above the maximum', { maxEntries: 10_000_001 }],
+    ['not an integer', { maxEntries: 1500.5 }],
+    ['bodies not a boolean', { bodies: 'yes' }],
+  ])('refuses requestLogs %s', (_what, requestLogs) => {
+    const f = baseFixture();
+    const project = { ...get(f, 'Project', 'shop'), spec: { requestLogs } };
+    const parsed = switchyardObject.safeParse(project);
+    expect(parsed.success).toBe(false);
+    expect(parsed.error?.issues[0]?.path.slice(0, 2)).toEqual(['spec', 'requestLogs']);
+  });
+
+  it('gives snapshots of an operator that predates requestLogs the same defaults', () => {
+    const { snapshot } = compile(baseFixture());
+    const { requestLogs: _dropped, ...old } = snapshot.projects['acme.shop'] ?? {};
+    expect(snapshotProject.parse(old).requestLogs).toEqual({ bodies: false, maxEntries: 100_000 });
+  });
+
+  it('carries every webhook event type of the contract into the snapshot', () => {
+    const f = baseFixture();
+    const hook = get(f, 'Project', 'shop').spec?.webhooks?.[0];
+    if (!hook) throw new Error('webhook missing');
+    hook.events = [...WEBHOOK_EVENT_TYPES];
+    const { snapshot } = compile(f);
+    expect(snapshot.projects['acme.shop']?.webhooks[0]?.events).toEqual([...WEBHOOK_EVENT_TYPES]);
+    expect(snapshotSchema.safeParse(snapshot).success).toBe(true);
+  });
+
   it('a project without workflows, keys or caps still gets an (empty) entry', () => {
     const f = baseFixture();
     secondProject(f);
@@ -966,6 +1023,16 @@ describe('snapshot version', () => {
         void Object.assign(get(f, 'Project', 'shop').spec ?? {}, {
           outboundFetch: { allowPrivateNetworks: true },
         }),
+    },
+    {
+      field: 'Project spec.requestLogs.bodies',
+      mutate: (f) =>
+        void Object.assign(get(f, 'Project', 'shop').spec ?? {}, { requestLogs: { bodies: true } }),
+    },
+    {
+      field: 'Project spec.requestLogs.maxEntries',
+      mutate: (f) =>
+        void Object.assign(get(f, 'Project', 'shop').spec ?? {}, { requestLogs: { maxEntries: 2_000 } }),
     },
     {
       field: 'Project spec.webhooks[0].events',

@@ -5,6 +5,16 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { parse, stringify } from 'yaml';
 import { z } from 'zod';
 import {
+  API_KEY_SCOPES,
+  DEFAULT_WEBHOOK_EVENT_TYPES,
+  PROVIDER_TYPES,
+  REQUEST_TYPES,
+  SPEND_CAP_SCOPES,
+  SPEND_PERIODS,
+  STRUCTURED_REQUEST_TYPES,
+  WEBHOOK_EVENT_TYPES,
+} from '#contract';
+import {
   buildAllCrds,
   buildCrd,
   CRD_HEADER,
@@ -14,7 +24,7 @@ import {
   toStructuralSchema,
 } from '#operator/crd/build';
 import { CRDS_DIR, diffCrds, writeCrds } from '#operator/crd/files';
-import { KINDS } from '#operator/resources/index';
+import { celList, celString, KINDS } from '#operator/resources/index';
 
 const crds = buildAllCrds();
 const byKind = (kind: string): CustomResourceDefinition => {
@@ -136,7 +146,10 @@ describe('buildCrd', () => {
       const root = rootSchema(byKind(info.kind));
       if (info.kind === 'Project') {
         expect(root.required).toBeUndefined();
-        expect(root.properties?.['spec']?.default).toEqual({ compatibleApi: { enabled: true } });
+        expect(root.properties?.['spec']?.default).toEqual({
+          compatibleApi: { enabled: true },
+          requestLogs: { bodies: false, maxEntries: 100_000 },
+        });
       } else expect(root.required).toEqual(['spec']);
     }
   });
@@ -213,6 +226,62 @@ describe('buildCrd', () => {
     );
   });
 
+  it('takes every enum of a shared vocabulary from the contract, in its order', () => {
+    const spec = (kind: string) => rootSchema(byKind(kind)).properties?.['spec'] ?? {};
+    const enums: [string, unknown[] | undefined, readonly string[]][] = [
+      ['Provider type', lookup(spec('Provider'), '.type')?.enum, PROVIDER_TYPES],
+      [
+        'Provider model requestTypes',
+        lookup(spec('Provider'), '.models[].requestTypes[]')?.enum,
+        REQUEST_TYPES,
+      ],
+      ['Workflow requestType', lookup(spec('Workflow'), '.requestType')?.enum, REQUEST_TYPES],
+      ['ApiKey scopes', lookup(spec('ApiKey'), '.scopes[]')?.enum, API_KEY_SCOPES],
+      ['SpendCap period', lookup(spec('SpendCap'), '.period')?.enum, SPEND_PERIODS],
+      ['SpendCap scope', lookup(spec('SpendCap'), '.scope')?.enum, SPEND_CAP_SCOPES],
+      ['Project webhook events', lookup(spec('Project'), '.webhooks[].events[]')?.enum, WEBHOOK_EVENT_TYPES],
+    ];
+    for (const [what, actual, expected] of enums) expect(actual, what).toEqual([...expected]);
+    expect(WEBHOOK_EVENT_TYPES).toEqual([
+      'ai.response',
+      'ai.error',
+      'task.ai_generated',
+      'task.completed',
+      'callback.timeout',
+      'budget.threshold',
+    ]);
+    expect(lookup(spec('Project'), '.webhooks[].events')).toMatchObject({
+      default: [...DEFAULT_WEBHOOK_EVENT_TYPES],
+      maxItems: WEBHOOK_EVENT_TYPES.length,
+    });
+    expect(lookup(spec('ApiKey'), '.scopes')?.maxItems).toBe(API_KEY_SCOPES.length);
+    expect(lookup(spec('Provider'), '.models[].requestTypes')?.maxItems).toBe(REQUEST_TYPES.length);
+  });
+
+  it('builds CEL lists from the vocabulary, quoting as CEL reads it', () => {
+    expect(celList(STRUCTURED_REQUEST_TYPES)).toBe("['chat', 'completion', 'vision']");
+    expect(celString("it's")).toBe("'it\\'s'");
+    expect(celString('a\\b"c')).toBe("'a\\\\b\\\"c'");
+    expect(celList([])).toBe('[]');
+  });
+
+  it('declares Project requestLogs with defaults and bounds, described for kubectl explain', () => {
+    const logs = lookup(rootSchema(byKind('Project')), '.spec.requestLogs');
+    expect(logs?.type).toBe('object');
+    expect(logs?.default).toEqual({ bodies: false, maxEntries: 100_000 });
+    expect(logs?.description).toMatch(/request-log/i);
+    expect(logs?.properties?.['bodies']).toMatchObject({ type: 'boolean', default: false });
+    expect(logs?.properties?.['bodies']?.description).toMatch(/bodies/);
+    expect(logs?.properties?.['maxEntries']).toMatchObject({
+      type: 'integer',
+      default: 100_000,
+      minimum: 1_000,
+      maximum: 10_000_000,
+    });
+    expect(logs?.properties?.['maxEntries']?.description).toMatch(/trimmed/);
+    expect(logs?.required).toBeUndefined();
+  });
+
   it('carries the CEL rules from the zod metadata, with field paths that exist', () => {
     const spendCap = allRules(byKind('SpendCap'));
     expect(spendCap).toContainEqual({
@@ -220,8 +289,11 @@ describe('buildCrd', () => {
       rule: "self.scope == 'workflow' ? (has(self.workflowRef) && has(self.slot)) : true",
       fieldPath: '.workflowRef',
     });
-    expect(allRules(byKind('Provider')).map((r) => r.rule)).toContain(
-      "self.type in ['openai', 'anthropic', 'gemini'] || has(self.baseURL)",
+    expect(allRules(byKind('Provider')).map((r) => r.rule)).toEqual(
+      expect.arrayContaining([
+        "self.type in ['openai', 'anthropic', 'gemini'] || has(self.baseURL)",
+        "self.type in ['openai-compatible'] || has(self.credentials)",
+      ]),
     );
     expect(allRules(byKind('Workflow')).map((r) => r.rule)).toContain(
       "!has(self.structuredOutput) || self.requestType in ['chat', 'completion', 'vision']",

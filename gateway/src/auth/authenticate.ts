@@ -1,4 +1,4 @@
-import { hashApiKey } from '#contract';
+import { type ApiKeyScope, hashApiKey } from '#contract';
 import { GatewayError } from '../errors/index.ts';
 import type { Runtime, RuntimeKey, RuntimeProject } from '../snapshot/runtime.ts';
 
@@ -39,7 +39,7 @@ export function authenticate(header: string | undefined, runtime: Runtime, now =
   return { key, keyHash, project };
 }
 
-export function requireScope(auth: AuthContext, scope: 'ai' | 'console'): void {
+export function requireScope(auth: AuthContext, scope: ApiKeyScope): void {
   if (!auth.key.scopes.includes(scope))
     throw new GatewayError('insufficient_permission', `This API key lacks the "${scope}" scope.`, {
       hint: `Add "${scope}" to the ApiKey's spec.scopes.`,

@@ -29,6 +29,15 @@ export interface CompileOutput {
   verdicts: Verdict[];
 }
 
+/**
+ * Written into every snapshot (the spec's zod schema has already applied the CRD defaults), so
+ * gateways never fall back to the contract's default meant for snapshots of older operators.
+ */
+function compileRequestLogs(p: Project): SnapshotProject['requestLogs'] {
+  const { bodies, maxEntries } = p.spec.requestLogs;
+  return { bodies, maxEntries };
+}
+
 const ofKind = <K extends SwitchyardObject['kind']>(objects: readonly SwitchyardObject[], kind: K) =>
   objects.filter((o): o is Extract<SwitchyardObject, { kind: K }> => o.kind === kind);
 
@@ -86,6 +95,7 @@ export function compileSnapshot(input: CompileInput): CompileOutput {
       providers: providerMap,
       workflows: Object.fromEntries([...wfs].map(([name, w]) => [name, w.compiled])),
       spendCaps: spendCaps.get(id) ?? [],
+      requestLogs: compileRequestLogs(p),
     };
     const keyCount = new Set(
       Object.values(apiKeys)

@@ -1,7 +1,9 @@
 import { z } from 'zod';
+import { API_KEY_SCOPES, type ApiKeyScope } from '#contract';
 import {
   ageColumn,
   conditions,
+  describeValues,
   type KindInfo,
   localRef,
   objectMeta,
@@ -14,16 +16,16 @@ import {
 
 export const KEY_PREFIX = 'sy_live_';
 export const MIN_KEY_LENGTH = 32;
-export const API_KEY_SCOPES = ['ai', 'console'] as const;
-export type ApiKeyScope = (typeof API_KEY_SCOPES)[number];
+
+const SCOPE_MEANING: Record<ApiKeyScope, string> = { ai: 'the AI endpoints', console: 'the console API' };
 
 export const apiKeySpec = z
   .object({
     projectRef: localRef('Project'),
     scopes: z
-      .array(z.enum(API_KEY_SCOPES).meta({ description: 'ai: the AI endpoints; console: the console API.' }))
+      .array(z.enum(API_KEY_SCOPES).meta({ description: describeValues(SCOPE_MEANING) }))
       .min(1)
-      .max(2)
+      .max(API_KEY_SCOPES.length)
       .default(['ai'])
       .meta({ description: 'What the key may call. Default [ai].', 'x-kubernetes-list-type': 'set' }),
     expiresAt: z

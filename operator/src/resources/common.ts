@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { REQUEST_TYPES } from '#contract';
 
 /**
  * Shared building blocks of the Switchyard custom resources. These zod schemas are the single
@@ -16,11 +17,26 @@ export type CelRule = { rule: string; message: string; fieldPath?: string; reaso
 /** Attach CEL rules to a schema node; the CRD generator copies them verbatim. */
 export const cel = (...rules: CelRule[]) => ({ 'x-kubernetes-validations': rules });
 
-export const REQUEST_TYPES = ['chat', 'completion', 'image', 'embedding', 'audio', 'vision'] as const;
+/** A CEL string literal. JSON string escapes are valid CEL escapes, and single quotes need one. */
+export const celString = (value: string): string =>
+  `'${JSON.stringify(value).slice(1, -1).replace(/'/g, "\\'")}'`;
+
+/** A CEL list of string literals, e.g. `['chat', 'vision']`, for rules built from a vocabulary. */
+export const celList = (values: readonly string[]): string => `[${values.map(celString).join(', ')}]`;
+
+/** "a, b or c": vocabularies spelled out in descriptions and messages. */
+export const wordList = (values: readonly string[], last = 'or'): string =>
+  values.length <= 1 ? values.join('') : `${values.slice(0, -1).join(', ')} ${last} ${values.at(-1)}`;
+
+/** "a: meaning; b: meaning." from a record keyed by every value of a vocabulary. */
+export const describeValues = (meanings: Record<string, string>): string =>
+  `${Object.entries(meanings)
+    .map(([value, meaning]) => `${value}: ${meaning}`)
+    .join('; ')}.`;
+
 export const requestType = z
   .enum(REQUEST_TYPES)
-  .meta({ description: 'Kind of AI request: chat, completion, image, embedding, audio or vision.' });
-export type RequestType = z.infer<typeof requestType>;
+  .meta({ description: `Kind of AI request: ${wordList(REQUEST_TYPES)}.` });
 
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 export const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { DEFAULT_WEBHOOK_EVENT_TYPES, REQUEST_LOGS, WEBHOOK_EVENT_TYPES } from '#contract';
 import {
   ageColumn,
   conditions,
@@ -11,7 +12,31 @@ import {
   secretKeyRef,
 } from './common.ts';
 
-export const WEBHOOK_EVENTS = ['ai.response', 'task.ai_generated', 'ai.error', 'callback.timeout'] as const;
+const REQUEST_LOGS_DEFAULT = {
+  bodies: REQUEST_LOGS.defaultBodies,
+  maxEntries: REQUEST_LOGS.defaultMaxEntries,
+};
+
+const requestLogs = z
+  .object({
+    bodies: z.boolean().default(REQUEST_LOGS.defaultBodies).meta({
+      description:
+        'Store request and response bodies (messages, prompts, answers) in request-log entries. They may hold personal data, so the default is false: entries then carry only metadata (workflow, attempts, usage, cost, status, cache fields).',
+    }),
+    maxEntries: z
+      .number()
+      .int()
+      .min(REQUEST_LOGS.minMaxEntries)
+      .max(REQUEST_LOGS.maxMaxEntries)
+      .default(REQUEST_LOGS.defaultMaxEntries)
+      .meta({
+        description: `How many entries the project's request-log stream keeps; older entries are trimmed. Default ${REQUEST_LOGS.defaultMaxEntries}, between ${REQUEST_LOGS.minMaxEntries} and ${REQUEST_LOGS.maxMaxEntries}.`,
+      }),
+  })
+  .meta({
+    description:
+      'Request logs: one entry per request, webhook attempt, callback and session summary, read with GET /api/v1/request-logs. API keys are never stored.',
+  });
 
 export const projectSpec = z
   .object({
@@ -44,11 +69,13 @@ export const projectSpec = z
               }),
             secretRef: secretKeyRef('HMAC signing secret for deliveries', 'secret'),
             events: z
-              .array(z.enum(WEBHOOK_EVENTS).meta({ description: 'An event type.' }))
+              .array(z.enum(WEBHOOK_EVENT_TYPES).meta({ description: 'An event type.' }))
               .min(1)
-              .max(WEBHOOK_EVENTS.length)
-              .default(['ai.response', 'task.ai_generated'])
-              .meta({ description: `Events delivered to this URL: ${WEBHOOK_EVENTS.join(', ')}.` }),
+              .max(WEBHOOK_EVENT_TYPES.length)
+              .default([...DEFAULT_WEBHOOK_EVENT_TYPES])
+              .meta({
+                description: `Events delivered to this URL: ${WEBHOOK_EVENT_TYPES.join(', ')}. Default ${DEFAULT_WEBHOOK_EVENT_TYPES.join(', ')}.`,
+              }),
           })
           .meta({ description: 'A webhook receiver.' }),
       )
@@ -64,6 +91,7 @@ export const projectSpec = z
       })
       .optional()
       .meta({ description: 'Rules for requests the gateway makes on behalf of this project.' }),
+    requestLogs: requestLogs.default(REQUEST_LOGS_DEFAULT),
   })
   .meta({ description: 'A project groups workflows, API keys and spend caps; API keys identify it.' });
 
@@ -91,7 +119,7 @@ export const project = z.object({
   apiVersion: z.literal('switchyard.dev/v1alpha1'),
   kind: z.literal('Project'),
   metadata: objectMeta,
-  spec: projectSpec.default({ compatibleApi: { enabled: true } }),
+  spec: projectSpec.default({ compatibleApi: { enabled: true }, requestLogs: REQUEST_LOGS_DEFAULT }),
   status: projectStatus.optional(),
 });
 export type Project = z.infer<typeof project>;

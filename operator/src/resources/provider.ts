@@ -1,7 +1,9 @@
 import { z } from 'zod';
+import { PROVIDER_TYPES, type ProviderType, REQUEST_TYPES } from '#contract';
 import {
   ageColumn,
   cel,
+  celList,
   conditions,
   type KindInfo,
   objectMeta,
@@ -11,16 +13,23 @@ import {
   requestType,
   secretKeyRef,
   usd,
+  wordList,
 } from './common.ts';
 
-export const PROVIDER_TYPES = ['openai', 'azure-openai', 'anthropic', 'gemini', 'openai-compatible'] as const;
-
 /** Types whose public endpoint is well known; the others must name their baseURL. */
-export const DEFAULT_BASE_URLS: Partial<Record<(typeof PROVIDER_TYPES)[number], string>> = {
+export const DEFAULT_BASE_URLS: Partial<Record<ProviderType, string>> = {
   openai: 'https://api.openai.com/v1',
   anthropic: 'https://api.anthropic.com',
   gemini: 'https://generativelanguage.googleapis.com',
 };
+const WITH_DEFAULT_BASE_URL = PROVIDER_TYPES.filter((t) => DEFAULT_BASE_URLS[t] !== undefined);
+const WITHOUT_DEFAULT_BASE_URL = PROVIDER_TYPES.filter((t) => DEFAULT_BASE_URLS[t] === undefined);
+
+/** Types that may run without credentials (self-hosted servers without auth). */
+export const CREDENTIALS_OPTIONAL: readonly ProviderType[] = ['openai-compatible'];
+
+const BASE_URL_REQUIRED = `baseURL is required for ${wordList(WITHOUT_DEFAULT_BASE_URL, 'and')} providers`;
+const CREDENTIALS_REQUIRED = 'credentials.secretRef is required for this provider type';
 
 const pricing = z
   .object({
@@ -38,7 +47,7 @@ export const providerModel = z
       .min(1)
       .max(200)
       .meta({ description: 'Model name as the provider knows it (deployment name on Azure).' }),
-    requestTypes: z.array(requestType).min(1).max(6).default(['chat']).meta({
+    requestTypes: z.array(requestType).min(1).max(REQUEST_TYPES.length).default(['chat']).meta({
       description: 'Request types this model serves. Default [chat].',
       'x-kubernetes-list-type': 'set',
     }),
@@ -57,8 +66,7 @@ export const providerSpec = z
       .regex(/^https?:\/\/[^\s]+$/, 'must be an http(s) URL')
       .optional()
       .meta({
-        description:
-          'Base URL of the API. Defaults per type (openai, anthropic, gemini); required for azure-openai (https://<resource>.openai.azure.com) and openai-compatible.',
+        description: `Base URL of the API. Defaults per type (${WITH_DEFAULT_BASE_URL.join(', ')}); required for ${wordList(WITHOUT_DEFAULT_BASE_URL, 'and')} (azure-openai: https://<resource>.openai.azure.com).`,
       }),
     apiVersion: z
       .string()
@@ -69,8 +77,7 @@ export const providerSpec = z
       .object({ secretRef: secretKeyRef('provider API key', 'apiKey') })
       .optional()
       .meta({
-        description:
-          'Where the provider API key is. Optional only for openai-compatible servers without auth.',
+        description: `Where the provider API key is. Optional only for ${wordList(CREDENTIALS_OPTIONAL)} servers without auth.`,
       }),
     streaming: z.boolean().default(true).meta({
       description:
@@ -116,13 +123,13 @@ export const providerSpec = z
     description: 'An upstream AI provider account: protocol, endpoint, credentials, timeouts and models.',
     ...cel(
       {
-        rule: "self.type in ['openai', 'anthropic', 'gemini'] || has(self.baseURL)",
-        message: 'baseURL is required for azure-openai and openai-compatible providers',
+        rule: `self.type in ${celList(WITH_DEFAULT_BASE_URL)} || has(self.baseURL)`,
+        message: BASE_URL_REQUIRED,
         fieldPath: '.baseURL',
       },
       {
-        rule: "self.type == 'openai-compatible' || has(self.credentials)",
-        message: 'credentials.secretRef is required for this provider type',
+        rule: `self.type in ${celList(CREDENTIALS_OPTIONAL)} || has(self.credentials)`,
+        message: CREDENTIALS_REQUIRED,
         fieldPath: '.credentials',
       },
       {
@@ -137,13 +144,13 @@ export const providerSpec = z
       ctx.addIssue({
         code: 'custom',
         path: ['baseURL'],
-        message: 'baseURL is required for azure-openai and openai-compatible providers',
+        message: BASE_URL_REQUIRED,
       });
-    if (spec.type !== 'openai-compatible' && !spec.credentials)
+    if (!CREDENTIALS_OPTIONAL.includes(spec.type) && !spec.credentials)
       ctx.addIssue({
         code: 'custom',
         path: ['credentials'],
-        message: 'credentials.secretRef is required for this provider type',
+        message: CREDENTIALS_REQUIRED,
       });
     if (spec.timeouts.firstByteMs > spec.timeouts.totalMs)
       ctx.addIssue({
@@ -169,7 +176,7 @@ export const provider = z.object({
   status: providerStatus.optional(),
 });
 export type Provider = z.infer<typeof provider>;
-export type ProviderType = (typeof PROVIDER_TYPES)[number];
+export type { ProviderType };
 
 export const providerInfo: KindInfo = {
   kind: 'Provider',

@@ -1,26 +1,36 @@
 import { z } from 'zod';
+import { SPEND_CAP_SCOPES, SPEND_PERIODS, type SpendCapScope } from '#contract';
 import {
   ageColumn,
   cel,
+  celString,
   conditions,
+  describeValues,
   type KindInfo,
   localRef,
   objectMeta,
   observedGeneration,
   readyColumn,
   usd,
+  wordList,
 } from './common.ts';
 
-export const SPEND_PERIODS = ['hourly', 'daily', 'weekly', 'monthly'] as const;
+const PROJECT: SpendCapScope = 'project';
+const WORKFLOW: SpendCapScope = 'workflow';
+const SCOPE_MEANING: Record<SpendCapScope, string> = {
+  project: 'caps the whole project',
+  workflow: 'caps one model slot of one workflow',
+};
+const NEEDS_SLOT = 'a workflow-scope SpendCap needs workflowRef and slot';
+const NO_SLOT = 'a project-scope SpendCap must not set workflowRef or slot';
+
 export const SPEND_STATES = ['ok', 'warning', 'critical', 'exceeded'] as const;
 export const SLOT_PATTERN = /^(primary|backup-([1-9]|10))$/;
 
 export const spendCapSpec = z
   .object({
     projectRef: localRef('Project'),
-    scope: z.enum(['project', 'workflow']).meta({
-      description: 'project: caps the whole project; workflow: caps one model slot of one workflow.',
-    }),
+    scope: z.enum(SPEND_CAP_SCOPES).meta({ description: describeValues(SCOPE_MEANING) }),
     workflowRef: localRef('Workflow').optional().meta({ description: 'The Workflow (workflow scope only).' }),
     slot: z
       .string()
@@ -28,7 +38,7 @@ export const spendCapSpec = z
       .optional()
       .meta({ description: 'The model slot: primary or backup-<position> (workflow scope only).' }),
     period: z.enum(SPEND_PERIODS).meta({
-      description: 'Reset period, aligned to UTC: hourly, daily, weekly (Monday 00:00 UTC) or monthly.',
+      description: `Reset period, aligned to UTC (weeks start Monday 00:00 UTC): ${wordList(SPEND_PERIODS)}.`,
     }),
     limitUsd: usd('Spend limit per period.'),
   })
@@ -36,30 +46,22 @@ export const spendCapSpec = z
     description: 'A spend cap for a project or for one model slot of a workflow.',
     ...cel(
       {
-        rule: "self.scope == 'workflow' ? (has(self.workflowRef) && has(self.slot)) : true",
-        message: 'a workflow-scope SpendCap needs workflowRef and slot',
+        rule: `self.scope == ${celString(WORKFLOW)} ? (has(self.workflowRef) && has(self.slot)) : true`,
+        message: NEEDS_SLOT,
         fieldPath: '.workflowRef',
       },
       {
-        rule: "self.scope == 'project' ? (!has(self.workflowRef) && !has(self.slot)) : true",
-        message: 'a project-scope SpendCap must not set workflowRef or slot',
+        rule: `self.scope == ${celString(PROJECT)} ? (!has(self.workflowRef) && !has(self.slot)) : true`,
+        message: NO_SLOT,
         fieldPath: '.scope',
       },
     ),
   })
   .superRefine((spec, ctx) => {
-    if (spec.scope === 'workflow' && (!spec.workflowRef || !spec.slot))
-      ctx.addIssue({
-        code: 'custom',
-        path: ['workflowRef'],
-        message: 'a workflow-scope SpendCap needs workflowRef and slot',
-      });
-    if (spec.scope === 'project' && (spec.workflowRef || spec.slot))
-      ctx.addIssue({
-        code: 'custom',
-        path: ['scope'],
-        message: 'a project-scope SpendCap must not set workflowRef or slot',
-      });
+    if (spec.scope === WORKFLOW && (!spec.workflowRef || !spec.slot))
+      ctx.addIssue({ code: 'custom', path: ['workflowRef'], message: NEEDS_SLOT });
+    if (spec.scope === PROJECT && (spec.workflowRef || spec.slot))
+      ctx.addIssue({ code: 'custom', path: ['scope'], message: NO_SLOT });
   });
 
 export const spendCapStatus = z
@@ -99,7 +101,7 @@ export const spendCapInfo: KindInfo = {
   description: 'A spend cap for a project or a workflow model slot.',
   printerColumns: [
     { name: 'Project', type: 'string', jsonPath: '.spec.projectRef.name', description: 'Owning project.' },
-    { name: 'Scope', type: 'string', jsonPath: '.spec.scope', description: 'project or workflow.' },
+    { name: 'Scope', type: 'string', jsonPath: '.spec.scope', description: `${wordList(SPEND_CAP_SCOPES)}.` },
     {
       name: 'Workflow',
       type: 'string',

@@ -1,7 +1,9 @@
 import { z } from 'zod';
+import { STRUCTURED_REQUEST_TYPES, takesStructuredOutput } from '#contract';
 import {
   ageColumn,
   cel,
+  celList,
   conditions,
   DNS_SUBDOMAIN,
   type KindInfo,
@@ -11,11 +13,11 @@ import {
   readyColumn,
   reasonColumn,
   requestType,
+  wordList,
 } from './common.ts';
 
-/** Request types whose answer is text a JSON schema can constrain. */
-export const STRUCTURED_OUTPUT_TYPES = ['chat', 'completion', 'vision'] as const;
 export const MAX_BACKUPS = 10;
+const STRUCTURED_ONLY = `structuredOutput is only allowed for ${wordList(STRUCTURED_REQUEST_TYPES, 'and')} workflows`;
 
 /** A Provider is referenced by its metadata.name, so anything but an RFC 1123 subdomain never resolves. */
 const providerName = (description: string) =>
@@ -136,18 +138,14 @@ export const workflowSpec = z
   .meta({
     description: 'A saved route: primary provider and model, ordered backups and request handling options.',
     ...cel({
-      rule: "!has(self.structuredOutput) || self.requestType in ['chat', 'completion', 'vision']",
-      message: 'structuredOutput is only allowed for chat, completion and vision workflows',
+      rule: `!has(self.structuredOutput) || self.requestType in ${celList(STRUCTURED_REQUEST_TYPES)}`,
+      message: STRUCTURED_ONLY,
       fieldPath: '.structuredOutput',
     }),
   })
   .superRefine((spec, ctx) => {
-    if (spec.structuredOutput && !(STRUCTURED_OUTPUT_TYPES as readonly string[]).includes(spec.requestType))
-      ctx.addIssue({
-        code: 'custom',
-        path: ['structuredOutput'],
-        message: 'structuredOutput is only allowed for chat, completion and vision workflows',
-      });
+    if (spec.structuredOutput && !takesStructuredOutput(spec.requestType))
+      ctx.addIssue({ code: 'custom', path: ['structuredOutput'], message: STRUCTURED_ONLY });
   });
 
 export const workflowStatus = z
