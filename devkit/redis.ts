@@ -1,19 +1,38 @@
-import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { createConnection } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { freePort } from './ports.ts';
 
-/** A throwaway redis-server (Debian's, /usr/bin/redis-server) on a free loopback port, no persistence. */
+/**
+ * A throwaway redis-server (Debian's, /usr/bin/redis-server) on a loopback port. By default: a free
+ * port, no persistence. Fault tests can ask for AOF persistence and restart it on the same port and
+ * data directory, so clients reconnect to the "same" Redis with its data.
+ */
+
+export interface RedisStartOptions {
+  /** Listen on this port instead of a free one (a clash fails instead of retrying). */
+  port?: number;
+  /** `appendonly yes` (fsync every write) so data survives restart(). */
+  appendonly?: boolean;
+  /** Where the AOF lives; a fresh temporary directory (removed at process exit) when omitted. */
+  dataDir?: string;
+}
 
 export interface RunningRedis {
   url: string;
   port: number;
+  /** The data directory when persistence is on. */
+  dataDir: string | undefined;
   stop(): Promise<void>;
+  /** Stops redis (SIGTERM, so the AOF is complete) and starts it again on the same port and data dir. */
+  restart(): Promise<void>;
 }
 
 const binary = process.env.REDIS_SERVER ?? '/usr/bin/redis-server';
 
-function ping(port: number): Promise<boolean> {
+export function ping(port: number): Promise<boolean> {
   return new Promise((done) => {
     const sock = createConnection({ host: '127.0.0.1', port });
     let got = '';
@@ -31,8 +50,17 @@ function ping(port: number): Promise<boolean> {
   });
 }
 
-async function attempt(): Promise<RunningRedis | undefined> {
-  const port = await freePort();
+interface Process {
+  child: ChildProcess;
+  stop(): Promise<void>;
+}
+
+class PortInUse extends Error {}
+
+async function launch(port: number, dataDir: string | undefined): Promise<Process> {
+  const persistence = dataDir
+    ? ['--dir', dataDir, '--appendonly', 'yes', '--appendfsync', 'always']
+    : ['--appendonly', 'no'];
   const args = [
     '--port',
     String(port),
@@ -40,15 +68,14 @@ async function attempt(): Promise<RunningRedis | undefined> {
     '127.0.0.1',
     '--save',
     '',
-    '--appendonly',
-    'no',
+    ...persistence,
     '--daemonize',
     'no',
   ];
   const child = spawn(binary, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   let log = '';
-  child.stdout.on('data', (d) => (log = (log + d).slice(-4000)));
-  child.stderr.on('data', (d) => (log = (log + d).slice(-4000)));
+  child.stdout?.on('data', (d) => (log = (log + d).slice(-4000)));
+  child.stderr?.on('data', (d) => (log = (log + d).slice(-4000)));
   const exited = new Promise<void>((r) => child.once('exit', () => r()));
   const killOnExit = () => child.kill('SIGKILL');
   process.once('exit', killOnExit);
@@ -64,10 +91,10 @@ async function attempt(): Promise<RunningRedis | undefined> {
   for (let i = 0; i < 100; i++) {
     if (child.exitCode !== null || child.signalCode !== null) {
       await stop();
-      if (/Address already in use/i.test(log)) return undefined; // lost a port race: retry
+      if (/Address already in use/i.test(log)) throw new PortInUse(`port ${port} is in use`);
       throw new Error(`redis-server exited (${child.exitCode ?? child.signalCode}):\n${log}`);
     }
-    if (await ping(port)) return { url: `redis://127.0.0.1:${port}`, port, stop };
+    if (await ping(port)) return { child, stop };
     await new Promise((r) => setTimeout(r, 50));
   }
   await stop();
@@ -82,11 +109,41 @@ export function checkRedisBinary(): void {
     );
 }
 
-export async function startRedis(): Promise<RunningRedis> {
-  checkRedisBinary();
-  for (let i = 0; i < 5; i++) {
-    const r = await attempt();
-    if (r) return r;
+function dataDirFor(opts: RedisStartOptions): string | undefined {
+  if (!opts.appendonly) return undefined;
+  if (opts.dataDir) {
+    mkdirSync(opts.dataDir, { recursive: true });
+    return opts.dataDir;
   }
-  throw new Error('redis-server: no free port after 5 attempts');
+  const dir = mkdtempSync(join(tmpdir(), 'switchyard-redis-'));
+  process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+export async function startRedis(opts: RedisStartOptions = {}): Promise<RunningRedis> {
+  checkRedisBinary();
+  const dataDir = dataDirFor(opts);
+  let proc: Process | undefined;
+  let port = opts.port ?? 0;
+  for (let i = 0; i < 5 && !proc; i++) {
+    if (opts.port === undefined) port = await freePort();
+    try {
+      proc = await launch(port, dataDir);
+    } catch (err) {
+      // A free port can be taken between picking and binding: retry, unless the caller fixed it.
+      if (!(err instanceof PortInUse) || opts.port !== undefined) throw err;
+    }
+  }
+  if (!proc) throw new Error('redis-server: no free port after 5 attempts');
+  let current: Process = proc;
+  return {
+    url: `redis://127.0.0.1:${port}`,
+    port,
+    dataDir,
+    stop: () => current.stop(),
+    restart: async () => {
+      await current.stop();
+      current = await launch(port, dataDir);
+    },
+  };
 }

@@ -1,0 +1,359 @@
+import type { ChainableCommander } from 'ioredis';
+import type { Logger } from 'pino';
+import type { Counter, Registry } from 'prom-client';
+import type { StateClient } from '../connect.ts';
+import { LOG_FIELD, STATE_KEYS, USAGE_TTL_SEC } from '../keys.ts';
+import { type LogRow, pageLogs } from '../log-pager.ts';
+import { type StateWriteMetrics, stateWriteMetrics } from '../metrics.ts';
+import {
+  type LogPage,
+  type LogQuery,
+  type RuntimeState,
+  type Settlement,
+  StateUnavailableError,
+  type UsageQuery,
+  type UsageRow,
+} from '../types.ts';
+import { foldUsage, forEachUsageField, usageHours } from '../usage-fields.ts';
+import { BoundedQueue } from './bounded-queue.ts';
+import { isRetryable } from './errors.ts';
+
+export interface RedisStateOptions {
+  client: StateClient;
+  registry: Registry;
+  logger: Logger;
+  /** Settlements kept in memory while Redis is away; beyond it the oldest are dropped (and counted). */
+  maxBuffered?: number;
+  /** Backoff between retries of the buffer: base doubles per failed round up to max (with jitter). */
+  retryBaseMs?: number;
+  retryMaxMs?: number;
+  /** Rows a log page examines at most (see log-pager.ts). */
+  scanLimit?: number;
+  /** How long close() waits for buffered settlements before dropping them. */
+  closeTimeoutMs?: number;
+  /** close() also disconnects the client (when the state built it). */
+  ownsClient?: boolean;
+  now?: () => number;
+}
+
+/** Settlements re-sent per round while draining the buffer (concurrently; each is its own MULTI). */
+const DRAIN_CHUNK = 256;
+/**
+ * Stream ids are Redis's clock at insertion, entry times the gateway's at completion; an entry is
+ * never inserted before it finished, so ids older than `from` minus this skew allowance cannot hold
+ * an entry from `from` on, and a time-bounded page stops there instead of scanning further back.
+ */
+const CLOCK_SKEW_MS = 10 * 60_000;
+/** A dropped-write log line at most this often; the counter has the exact figures. */
+const DROP_LOG_EVERY_MS = 10_000;
+
+const STREAM_ID = /^[0-9]{1,20}-[0-9]{1,20}$/;
+
+type Outcome = 'ok' | 'retry' | 'dropped';
+
+/** Where forEachUsageField adds; one per state, reused by every (synchronous) settle instead of a closure each. */
+interface UsageTarget {
+  m: ChainableCommander | undefined;
+  key: string;
+}
+
+function addToMulti(t: UsageTarget, field: string, by: number): void {
+  t.m?.hincrby(t.key, field, by);
+}
+
+/**
+ * Runtime state in Redis or Redis Cluster. Each settlement is one MULTI (one round trip, all or
+ * nothing, so a retry never double-counts a half-applied write); while Redis cannot take it, it waits
+ * in a bounded buffer that drains as soon as the client is ready again.
+ */
+export class RedisRuntimeState implements RuntimeState {
+  readonly backend = 'redis' as const;
+  readonly #client: StateClient;
+  readonly #logger: Logger;
+  readonly #metrics: StateWriteMetrics;
+  readonly #buffer: BoundedQueue<Settlement>;
+  readonly #retryBaseMs: number;
+  readonly #retryMaxMs: number;
+  readonly #scanLimit: number;
+  readonly #closeTimeoutMs: number;
+  readonly #ownsClient: boolean;
+  readonly #now: () => number;
+  readonly #onReady = () => {
+    if (this.#buffer.size > 0) this.#drainSoon(0);
+  };
+  readonly #usageTarget: UsageTarget = { m: undefined, key: '' };
+  #inflight = 0;
+  #draining = false;
+  #timer: NodeJS.Timeout | undefined;
+  #failedRounds = 0;
+  #closed = false;
+  #idle: (() => void)[] = [];
+  #outage = false;
+  #dropsUnlogged = 0;
+  #lastDropLog = -Infinity;
+
+  constructor(opts: RedisStateOptions) {
+    this.#client = opts.client;
+    this.#logger = opts.logger;
+    this.#metrics = stateWriteMetrics(opts.registry);
+    this.#buffer = new BoundedQueue(opts.maxBuffered ?? 10_000);
+    this.#retryBaseMs = opts.retryBaseMs ?? 100;
+    this.#retryMaxMs = opts.retryMaxMs ?? 5000;
+    this.#scanLimit = opts.scanLimit ?? 1000;
+    this.#closeTimeoutMs = opts.closeTimeoutMs ?? 5000;
+    this.#ownsClient = opts.ownsClient ?? false;
+    this.#now = opts.now ?? Date.now;
+    this.#client.on('ready', this.#onReady);
+  }
+
+  /** Resolves when the client is connected (or rejects after `timeoutMs`); settle never needs it. */
+  whenReady(timeoutMs = 10_000): Promise<void> {
+    if (this.#client.status === 'ready') return Promise.resolve();
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.#client.off('ready', ready);
+        reject(new StateUnavailableError(`redis not ready after ${timeoutMs} ms (${this.#client.status})`));
+      }, timeoutMs);
+      const ready = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+      this.#client.once('ready', ready);
+    });
+  }
+
+  settle(s: Settlement): void {
+    if (this.#closed) {
+      this.#drop(s, 'state layer closed');
+      return;
+    }
+    // Behind a non-empty buffer, a new settlement queues too, so entries reach the log in order.
+    if (this.#buffer.size > 0 || this.#draining || this.#client.status !== 'ready') {
+      this.#enqueue(s);
+      return;
+    }
+    this.#send(s, true);
+  }
+
+  /**
+   * One MULTI for the settlement. `direct`: a first attempt, which on a retryable failure goes to the
+   * buffer itself; the drain loop handles its own failures.
+   */
+  #send(s: Settlement, direct: boolean): Promise<Outcome> {
+    let m: ChainableCommander;
+    try {
+      m = this.#client.multi();
+      if (s.log)
+        m.xadd(STATE_KEYS.logs(s.projectId), 'MAXLEN', '~', s.logCap, '*', LOG_FIELD, JSON.stringify(s.log));
+      if (s.usage) {
+        const key = STATE_KEYS.usage(s.projectId, s.usage.hourStartSec);
+        const t = this.#usageTarget;
+        t.m = m;
+        t.key = key;
+        forEachUsageField(s.usage, addToMulti, t);
+        t.m = undefined;
+        m.expire(key, USAGE_TTL_SEC);
+      }
+    } catch (err) {
+      // Only JSON.stringify can fail here (a cyclic or BigInt customer_data): no retry will help.
+      this.#drop(s, `not serialisable: ${String(err)}`);
+      return Promise.resolve('dropped');
+    }
+    this.#inflight++;
+    return m.exec().then(
+      (results) => {
+        this.#inflight--;
+        const failed = results?.find(([err]) => err);
+        if (failed) this.#drop(s, `refused by redis: ${String(failed[0])}`);
+        this.#settled();
+        return failed ? 'dropped' : 'ok';
+      },
+      (err: unknown) => {
+        this.#inflight--;
+        let outcome: Outcome = 'dropped';
+        if (!isRetryable(err)) this.#drop(s, `refused by redis: ${String(err)}`);
+        else if (direct) this.#enqueue(s, err);
+        else outcome = 'retry';
+        this.#settled();
+        return outcome;
+      },
+    );
+  }
+
+  #enqueue(s: Settlement, cause?: unknown): void {
+    if (!this.#outage) {
+      this.#outage = true;
+      this.#logger.warn({
+        msg: 'state: redis cannot take writes; buffering request logs and usage in memory',
+        status: this.#client.status,
+        err: cause === undefined ? undefined : String(cause),
+        maxBuffered: this.#buffer.capacity,
+      });
+    }
+    this.#count(this.#metrics.buffered, s);
+    const evicted = this.#buffer.push(s);
+    if (evicted) this.#drop(evicted, 'write buffer full');
+    this.#metrics.bufferSize.set(this.#buffer.size);
+    this.#drainSoon(this.#client.status === 'ready' ? 0 : this.#backoff());
+  }
+
+  #backoff(): number {
+    const ceiling = Math.min(this.#retryMaxMs, this.#retryBaseMs * 2 ** Math.min(this.#failedRounds, 20));
+    return ceiling / 2 + Math.random() * (ceiling / 2);
+  }
+
+  #drainSoon(delayMs: number): void {
+    if (this.#draining) return;
+    if (this.#timer) {
+      if (delayMs > 0) return;
+      clearTimeout(this.#timer);
+    }
+    this.#timer = setTimeout(() => {
+      this.#timer = undefined;
+      void this.#drain();
+    }, delayMs);
+    this.#timer.unref();
+  }
+
+  async #drain(): Promise<void> {
+    if (this.#draining || this.#buffer.size === 0) return;
+    if (this.#client.status !== 'ready') {
+      this.#failedRounds++;
+      this.#drainSoon(this.#backoff());
+      return;
+    }
+    this.#draining = true;
+    let written = 0;
+    try {
+      while (this.#buffer.size > 0) {
+        const chunk = this.#buffer.take(DRAIN_CHUNK);
+        for (const s of chunk) this.#count(this.#metrics.retried, s);
+        const outcomes = await Promise.all(chunk.map((s) => this.#send(s, false)));
+        const again = chunk.filter((_, i) => outcomes[i] === 'retry');
+        written += outcomes.filter((o) => o === 'ok').length;
+        if (again.length > 0) {
+          for (const s of this.#buffer.putBack(again)) this.#drop(s, 'write buffer full');
+          this.#failedRounds++;
+          return;
+        }
+        this.#failedRounds = 0;
+      }
+      if (this.#outage) {
+        this.#outage = false;
+        this.#logger.info({ msg: 'state: redis takes writes again; buffer drained', written });
+      }
+    } finally {
+      this.#draining = false;
+      this.#metrics.bufferSize.set(this.#buffer.size);
+      if (this.#buffer.size > 0) this.#drainSoon(this.#backoff());
+      this.#settled();
+    }
+  }
+
+  #count(counter: Counter<'kind'>, s: Settlement): void {
+    if (s.log) counter.inc({ kind: 'log' });
+    if (s.usage) counter.inc({ kind: 'usage' });
+  }
+
+  #drop(s: Settlement, reason: string): void {
+    this.#count(this.#metrics.dropped, s);
+    this.#dropsUnlogged++;
+    const now = this.#now();
+    if (now - this.#lastDropLog >= DROP_LOG_EVERY_MS) {
+      this.#logger.error({
+        msg: 'state: dropped request-log entries and usage (see switchyard_state_writes_dropped_total)',
+        reason,
+        dropped: this.#dropsUnlogged,
+        project: s.projectId,
+      });
+      this.#dropsUnlogged = 0;
+      this.#lastDropLog = now;
+    }
+  }
+
+  #settled(): void {
+    if (this.#idle.length === 0 || this.#inflight > 0 || this.#draining || this.#buffer.size > 0) return;
+    const waiters = this.#idle;
+    this.#idle = [];
+    for (const w of waiters) w();
+  }
+
+  /** Resolves once nothing is in flight or buffered (written, or dropped and counted). */
+  flush(): Promise<void> {
+    if (this.#inflight === 0 && !this.#draining && this.#buffer.size === 0) return Promise.resolve();
+    return new Promise((resolve) => this.#idle.push(resolve));
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([this.flush(), new Promise((r) => (timer = setTimeout(r, this.#closeTimeoutMs)))]);
+    clearTimeout(timer);
+    clearTimeout(this.#timer);
+    this.#timer = undefined;
+    for (const s of this.#buffer.take(this.#buffer.size)) this.#drop(s, 'shut down with redis unreachable');
+    this.#metrics.bufferSize.set(0);
+    if (this.#dropsUnlogged > 0) {
+      this.#lastDropLog = -Infinity;
+      this.#logger.error({
+        msg: 'state: dropped writes since the last report',
+        dropped: this.#dropsUnlogged,
+      });
+      this.#dropsUnlogged = 0;
+    }
+    this.#client.off('ready', this.#onReady);
+    this.#settled();
+    if (this.#ownsClient) await this.#client.quit().catch(() => this.#client.disconnect());
+  }
+
+  async #read<T>(what: string, run: () => Promise<T>): Promise<T> {
+    try {
+      return await run();
+    } catch (err) {
+      throw new StateUnavailableError(`runtime state unavailable (${what}): ${String(err)}`, { cause: err });
+    }
+  }
+
+  async queryLogs(projectId: string, q: LogQuery): Promise<LogPage> {
+    const key = STATE_KEYS.logs(projectId);
+    const oldest = q.from === undefined ? '-' : String(Math.max(0, Math.floor(q.from) - CLOCK_SKEW_MS));
+    const fetch = async (before: string | null, count: number): Promise<LogRow[]> => {
+      const reply = await this.#read('request logs', () =>
+        this.#client.xrevrange(key, before === null ? '+' : `(${before}`, oldest, 'COUNT', count),
+      );
+      return reply.map(([id, fields]): LogRow => {
+        const at = fields.indexOf(LOG_FIELD);
+        return [id, at >= 0 && at % 2 === 0 ? (fields[at + 1] ?? '') : ''];
+      });
+    };
+    return pageLogs(fetch, q, {
+      backend: 'r',
+      projectId,
+      isId: (id) => STREAM_ID.test(id),
+      scanLimit: this.#scanLimit,
+      onInvalid: (id, problem) =>
+        this.#logger.warn({ msg: 'state: skipped an invalid log entry', projectId, id, problem }),
+    });
+  }
+
+  async queryUsage(projectId: string, q: UsageQuery): Promise<UsageRow[]> {
+    const hours = usageHours(q);
+    const results = await this.#read('usage', () => {
+      const p = this.#client.pipeline();
+      for (const h of hours) p.hgetall(STATE_KEYS.usage(projectId, h));
+      return p.exec();
+    });
+    const found: [number, [string, string][]][] = [];
+    for (const [i, h] of hours.entries()) {
+      const [err, fields] = results?.[i] ?? [new Error('no reply'), null];
+      if (err)
+        throw new StateUnavailableError(`runtime state unavailable (usage): ${String(err)}`, { cause: err });
+      if (fields && typeof fields === 'object') {
+        const entries = Object.entries(fields as Record<string, string>);
+        if (entries.length > 0) found.push([h, entries]);
+      }
+    }
+    return foldUsage(found, q);
+  }
+}
