@@ -1,6 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 
 /** Operator metrics on their own registry (two operators in one test process must not collide). */
 export class OperatorMetrics {
@@ -56,6 +56,18 @@ export class OperatorMetrics {
     labelNames: ['kind'] as const,
     registers: [this.registry],
   });
+
+  constructor() {
+    // Process and Node.js runtime metrics under their standard names, as the gateway exports them.
+    collectDefaultMetrics({ register: this.registry });
+    // `*_total` gauges break the naming rules (`promtool check metrics`); the per-type gauges remain.
+    for (const name of [
+      'nodejs_active_handles_total',
+      'nodejs_active_requests_total',
+      'nodejs_active_resources_total',
+    ])
+      this.registry.removeSingleMetric(name);
+  }
 
   setSnapshotVersion(version: string): void {
     this.snapshotInfo.reset();

@@ -70,8 +70,9 @@ export class GatewayMetrics {
   });
 
   constructor() {
-    const prefix = 'switchyard_gateway_';
-    collectDefaultMetrics({ register: this.registry, prefix });
+    // Standard names (process_*, nodejs_*), no prefix, so stock Node.js dashboards find them; the
+    // scrape's job/pod labels tell gateway from operator.
+    collectDefaultMetrics({ register: this.registry });
     // prom-client's `*_total` gauges break the naming rules (`promtool check metrics` refuses a
     // `_total` suffix on a non-counter); the per-type gauges of the same name without it remain.
     for (const name of [
@@ -79,7 +80,7 @@ export class GatewayMetrics {
       'nodejs_active_requests_total',
       'nodejs_active_resources_total',
     ])
-      this.registry.removeSingleMetric(prefix + name);
+      this.registry.removeSingleMetric(name);
   }
 
   setSnapshot(version: string): void {
