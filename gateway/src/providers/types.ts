@@ -1,5 +1,11 @@
-export type ProviderType = 'openai' | 'azure-openai' | 'anthropic' | 'gemini' | 'openai-compatible';
-export type RequestKind = 'chat' | 'completion' | 'embedding' | 'image' | 'transcription' | 'speech';
+import type { ProviderType, RequestType } from '#contract';
+
+export type { ProviderType };
+/**
+ * What an adapter is asked to do. Not the workflow vocabulary (RequestType) itself but derived from
+ * it: a vision request is a chat call, and audio splits into transcription and speech.
+ */
+export type RequestKind = Exclude<RequestType, 'vision' | 'audio'> | 'transcription' | 'speech';
 export interface TextPart {
   type: 'text';
   text: string;
@@ -31,7 +37,18 @@ export interface StructuredOutput {
   schema: Record<string, unknown>;
   strict?: boolean;
 }
-export interface ChatRequest {
+/**
+ * Optional sampling controls in OpenAI's spelling, shared by chat and completion requests. Each
+ * provider's request translator passes, renames or refuses (UPSTREAM_UNSUPPORTED) every one of them.
+ */
+export interface SamplingControls {
+  seed?: number;
+  presence_penalty?: number;
+  frequency_penalty?: number;
+  /** Token id (as a string) → bias in [-100, 100]. */
+  logit_bias?: Record<string, number>;
+}
+export interface ChatRequest extends SamplingControls {
   kind: 'chat';
   messages: ChatMessage[];
   temperature?: number;
@@ -43,8 +60,17 @@ export interface ChatRequest {
   structured?: StructuredOutput;
   json?: boolean;
   user?: string;
+  /** Only carried when tools are given (OpenAI refuses it without tools). */
+  parallel_tool_calls?: boolean;
+  /** OpenAI's level names (`none`, `minimal`, `low`, `medium`, `high`, …); open-ended on purpose. */
+  reasoning_effort?: string;
+  /** OpenAI's tier names (`auto`, `default`, `flex`, `priority`, …). */
+  service_tier?: string;
+  store?: boolean;
+  /** Metadata for a stored completion: only carried when `store` is true (OpenAI refuses it otherwise). */
+  metadata?: Record<string, unknown>;
 }
-export interface CompletionRequest {
+export interface CompletionRequest extends SamplingControls {
   kind: 'completion';
   prompt: string;
   temperature?: number;

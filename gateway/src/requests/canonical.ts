@@ -1,6 +1,12 @@
 import type { RequestType } from '#contract';
 import { GatewayError } from '../errors/index.ts';
-import type { CanonicalRequest, ChatMessage, ContentPart } from '../providers/types.ts';
+import type {
+  CanonicalRequest,
+  ChatMessage,
+  ChatRequest,
+  ContentPart,
+  SamplingControls,
+} from '../providers/types.ts';
 import { LIMITS } from './limits.ts';
 import type { NativeBody } from './native-schema.ts';
 import type { StructuredChoice } from './structured.ts';
@@ -52,6 +58,40 @@ const AUDIO_MIME: Record<string, string> = {
   ogg: 'audio/ogg',
   flac: 'audio/flac',
 };
+
+/** The sampling controls that are set (null is "not set"). */
+function samplingControls(body: NativeBody): SamplingControls {
+  return {
+    ...(body.seed != null ? { seed: body.seed } : {}),
+    ...(body.presence_penalty != null ? { presence_penalty: body.presence_penalty } : {}),
+    ...(body.frequency_penalty != null ? { frequency_penalty: body.frequency_penalty } : {}),
+    ...(body.logit_bias != null ? { logit_bias: body.logit_bias } : {}),
+  };
+}
+
+const CHAT_ONLY = ['parallel_tool_calls', 'reasoning_effort', 'service_tier', 'store'] as const;
+
+type ChatOnly = Pick<
+  ChatRequest,
+  'parallel_tool_calls' | 'reasoning_effort' | 'service_tier' | 'store' | 'metadata'
+>;
+
+/**
+ * parallel_tool_calls only travels with tools (OpenAI refuses it alone, and without tools it asks for
+ * nothing); metadata only with store: true, since upstream it labels a stored completion (OpenAI
+ * refuses it otherwise). Without store the gateway still reads metadata for its cache fields.
+ */
+function chatOnlyControls(body: NativeBody): ChatOnly {
+  return {
+    ...(body.parallel_tool_calls != null && body.tools?.length
+      ? { parallel_tool_calls: body.parallel_tool_calls }
+      : {}),
+    ...(body.reasoning_effort != null ? { reasoning_effort: body.reasoning_effort } : {}),
+    ...(body.service_tier != null ? { service_tier: body.service_tier } : {}),
+    ...(body.store != null ? { store: body.store } : {}),
+    ...(body.store === true && body.metadata ? { metadata: body.metadata } : {}),
+  };
+}
 
 /** Infers the request type of a request that names a provider and model instead of a workflow. */
 export function inferRequestType(body: NativeBody, supported: readonly RequestType[]): RequestType {
@@ -107,6 +147,8 @@ export function toCanonical(body: NativeBody, ctx: CanonicalContext): CanonicalR
         ...(ctx.structured.kind === 'schema' ? { structured: ctx.structured.output } : {}),
         ...(ctx.structured.kind === 'json' ? { json: true } : {}),
         ...(body.user ? { user: body.user } : {}),
+        ...samplingControls(body),
+        ...chatOnlyControls(body),
       };
     }
     case 'completion': {
@@ -116,6 +158,13 @@ export function toCanonical(body: NativeBody, ctx: CanonicalContext): CanonicalR
           '`prompt`',
           body.messages ? 'Send prompt: "..." instead of messages.' : 'Send prompt: "...".',
         );
+      const chatOnly = CHAT_ONLY.find((name) => body[name] != null);
+      if (chatOnly)
+        throw new GatewayError(
+          'unsupported_parameter',
+          `${chatOnly} applies to chat requests; ${ctx.subject} has request type completion.`,
+          { param: chatOnly },
+        );
       const prompt = ctx.systemInstructions ? `${ctx.systemInstructions}\n\n${body.prompt}` : body.prompt;
       return {
         kind: 'completion',
@@ -124,6 +173,7 @@ export function toCanonical(body: NativeBody, ctx: CanonicalContext): CanonicalR
         ...(body.max_tokens !== undefined ? { max_tokens: body.max_tokens } : {}),
         ...(body.top_p !== undefined ? { top_p: body.top_p } : {}),
         ...(body.stop !== undefined ? { stop: typeof body.stop === 'string' ? [body.stop] : body.stop } : {}),
+        ...samplingControls(body),
       };
     }
     case 'image': {

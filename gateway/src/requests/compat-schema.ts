@@ -1,9 +1,31 @@
 import { z } from 'zod';
 import { freeForm, message, sampling, tool, toolChoice, uuid } from './common-schema.ts';
 import { LIMITS } from './limits.ts';
+import { chatControls } from './native-schema.ts';
 
-/** Parameters the compatible surface refuses with unsupported_parameter (DESIGN.md). */
-export const UNSUPPORTED_CHAT_PARAMS = ['functions', 'function_call', 'logprobs', 'top_logprobs'] as const;
+/**
+ * OpenAI chat parameters the compatible surface refuses with unsupported_parameter (DESIGN.md) when
+ * they ask for something (any value but absent, null or false). They are in the schema below so
+ * that it names every parameter the surface knows; compat-chat.ts refuses any other.
+ */
+export const UNSUPPORTED_CHAT_PARAMS = [
+  'functions',
+  'function_call',
+  'logprobs',
+  'top_logprobs',
+  'modalities',
+  'audio',
+  'prediction',
+  'web_search_options',
+  'verbosity',
+  'prompt_cache_key',
+  'prompt_cache_retention',
+  'safety_identifier',
+] as const;
+
+const refused = Object.fromEntries(UNSUPPORTED_CHAT_PARAMS.map((name) => [name, z.unknown().optional()])) as {
+  [K in (typeof UNSUPPORTED_CHAT_PARAMS)[number]]: z.ZodOptional<z.ZodUnknown>;
+};
 
 export const compatChatBody = z.object({
   model: z.string({ error: 'model is required: send the workflow name' }).min(1).max(200),
@@ -12,20 +34,18 @@ export const compatChatBody = z.object({
     .min(1, 'messages must not be empty')
     .max(LIMITS.messages),
   ...sampling,
+  ...chatControls,
   max_completion_tokens: z.number().int().min(1).max(LIMITS.maxTokens).optional(),
   stream: z.boolean().optional(),
-  stream_options: z.object({ include_usage: z.boolean().optional() }).nullable().optional(),
+  stream_options: z.object({ include_usage: z.boolean().nullable().optional() }).nullable().optional(),
   tools: z.array(tool).max(LIMITS.tools).optional(),
   tool_choice: toolChoice.optional(),
-  parallel_tool_calls: z.boolean().optional(),
   n: z.number().int().min(1).optional(),
   response_format: freeForm.optional(),
   session_id: uuid.optional(),
   metadata: freeForm.optional(),
   user: z.string().max(256).optional(),
-  seed: z.number().int().optional(),
-  presence_penalty: z.number().min(-2).max(2).optional(),
-  frequency_penalty: z.number().min(-2).max(2).optional(),
+  ...refused,
 });
 export type CompatChatBody = z.infer<typeof compatChatBody>;
 

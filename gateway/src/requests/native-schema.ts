@@ -2,6 +2,25 @@ import { z } from 'zod';
 import { freeForm, message, sampling, tool, toolChoice, uuid } from './common-schema.ts';
 import { LIMITS } from './limits.ts';
 
+/**
+ * Optional controls in OpenAI's spelling, on both surfaces. null means "not set", as OpenAI reads
+ * it. Level and tier names stay open strings: new ones reach OpenAI, and each other provider maps
+ * the ones it knows and refuses the rest.
+ */
+export const chatControls = {
+  seed: z.number().int().nullable().optional(),
+  presence_penalty: z.number().min(-2).max(2).nullable().optional(),
+  frequency_penalty: z.number().min(-2).max(2).nullable().optional(),
+  logit_bias: z
+    .record(z.string().regex(/^\d+$/, 'logit_bias keys are token ids'), z.number().min(-100).max(100))
+    .nullable()
+    .optional(),
+  parallel_tool_calls: z.boolean().nullable().optional(),
+  reasoning_effort: z.string().min(1).max(32).nullable().optional(),
+  service_tier: z.string().min(1).max(32).nullable().optional(),
+  store: z.boolean().nullable().optional(),
+};
+
 /** Body of POST /v1/ai and /v1/ai/async. Fields of every request type; the workflow's type decides which apply. */
 export const nativeBody = z.object({
   workflow: z.string().min(1).max(128).optional(),
@@ -13,6 +32,7 @@ export const nativeBody = z.object({
     .union([z.string().min(1), z.array(z.string().min(1)).min(1).max(LIMITS.embeddingInputs)])
     .optional(),
   ...sampling,
+  ...chatControls,
   stream: z.boolean().optional(),
   format: z.enum(['raw', 'wrapped'], { error: 'format must be raw or wrapped' }).optional(),
   // A JSON schema for structured output, an OpenAI-style {type: json_schema}, or, for audio, a format name.

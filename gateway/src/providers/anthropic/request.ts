@@ -7,6 +7,7 @@ import {
   textOf,
   trimSlash,
 } from '../common.ts';
+import { inEffect, refuseParam, setParams } from '../optional-params.ts';
 import type { ChatMessage, ChatRequest, CompletionRequest, ToolChoice, UpstreamTarget } from '../types.ts';
 
 export const DEFAULT_ANTHROPIC_VERSION = '2023-06-01';
@@ -80,12 +81,52 @@ function pushMessage(out: AnthropicMessage[], role: 'user' | 'assistant', conten
   out.push({ role, content });
 }
 
-export function mapToolChoice(choice: ToolChoice | undefined): Record<string, unknown> | undefined {
-  if (choice === undefined) return undefined;
-  if (choice === 'auto') return { type: 'auto' };
+export function mapToolChoice(
+  choice: ToolChoice | undefined,
+  parallel = true,
+): Record<string, unknown> | undefined {
+  // `parallel_tool_calls: false` is the tool choice's `disable_parallel_tool_use` (absent from `none`).
+  const single = parallel ? {} : { disable_parallel_tool_use: true };
+  if (choice === undefined) return parallel ? undefined : { type: 'auto', ...single };
+  if (choice === 'auto') return { type: 'auto', ...single };
   if (choice === 'none') return { type: 'none' };
-  if (choice === 'required') return { type: 'any' };
-  return { type: 'tool', name: choice.function.name };
+  if (choice === 'required') return { type: 'any', ...single };
+  return { type: 'tool', name: choice.function.name, ...single };
+}
+
+/** OpenAI service tiers Anthropic has an equivalent for. */
+const SERVICE_TIERS: Record<string, string> = { auto: 'auto', default: 'standard_only' };
+
+/**
+ * The optional parameters the Messages API takes under another name, or a refusal for those it
+ * lacks: no seed, penalties, logit bias or stored completions, and no effort-level thinking (its
+ * extended thinking needs the thinking blocks of earlier turns back, which the gateway does not keep).
+ */
+function optionalParams(req: ChatRequest | CompletionRequest, body: Record<string, unknown>): void {
+  for (const [param, value] of setParams(req)) {
+    switch (param) {
+      case 'service_tier': {
+        const tier = SERVICE_TIERS[value as string];
+        if (tier === undefined)
+          throw refuseParam(
+            'anthropic',
+            param,
+            `the tiers it maps are ${Object.keys(SERVICE_TIERS).join(', ')}`,
+          );
+        body.service_tier = tier;
+        break;
+      }
+      case 'reasoning_effort':
+        if (value !== 'none')
+          throw refuseParam('anthropic', param, 'only "none" maps (no extended thinking)');
+        break;
+      case 'parallel_tool_calls':
+        break; // in the tool choice
+      default:
+        if (inEffect(param, value))
+          throw refuseParam('anthropic', param, 'the Messages API has no equivalent');
+    }
+  }
 }
 
 export function buildAnthropicBody(
@@ -154,11 +195,12 @@ export function buildAnthropicBody(
         description: t.function.description,
         input_schema: t.function.parameters ?? { type: 'object', properties: {} },
       }));
-      const tc = mapToolChoice(req.tool_choice);
+      const tc = mapToolChoice(req.tool_choice, req.parallel_tool_calls !== false);
       if (tc) body.tool_choice = tc;
     }
     if (req.user !== undefined) body.metadata = { user_id: req.user };
   }
+  optionalParams(req, body);
   if (stream) body.stream = true;
   return JSON.stringify(body);
 }

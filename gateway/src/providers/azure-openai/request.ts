@@ -11,6 +11,9 @@ export const AZURE_DIALECT: OpenAIDialect = {
   jsonSchema: true,
   developerRole: true,
   maxCompletionTokens: isReasoningModel,
+  // No `params`: every optional parameter goes as OpenAI spells it. Which ones a deployment takes
+  // depends on its api-version, and Azure's own 400 names any it does not.
+  server: 'azure-openai',
 };
 
 const cache = new Map<string, string>();

@@ -36,7 +36,7 @@ function streamImpl(
         target,
         url: geminiUrl(target, 'streamGenerateContent'),
         headers: geminiHeaders(target),
-        body: buildGeminiGenerateBody(req),
+        body: buildGeminiGenerateBody(req, target.model),
         signal: ctx.signal,
       };
     },
@@ -69,7 +69,7 @@ export const geminiAdapter: ProviderAdapter = {
       target,
       url: geminiUrl(target, 'generateContent'),
       headers: geminiHeaders(target),
-      body: buildGeminiGenerateBody(req),
+      body: buildGeminiGenerateBody(req, target.model),
       signal: ctx.signal,
     });
     if (res.status < 200 || res.status >= 300) throw await geminiStatusError(res);

@@ -8,6 +8,7 @@ import {
   textOf,
   trimSlash,
 } from '../common.ts';
+import { inEffect, refuseParam, setParams } from '../optional-params.ts';
 import type {
   ChatMessage,
   ChatRequest,
@@ -106,7 +107,74 @@ function toolConfig(choice: ToolChoice | undefined): Record<string, unknown> | u
   return { functionCallingConfig: { mode: 'ANY', allowedFunctionNames: [choice.function.name] } };
 }
 
-export function buildGeminiGenerateBody(req: ChatRequest | CompletionRequest): string {
+/** Google's own mapping of OpenAI effort levels to Gemini 2.5 thinking budgets (tokens). */
+const THINKING_BUDGETS: Record<string, number> = { none: 0, low: 1024, medium: 8192, high: 24576 };
+/** Gemini 3 takes a thinking level instead, and cannot switch thinking off. */
+const THINKING_LEVELS = new Set(['minimal', 'low', 'medium', 'high']);
+const GEMINI_3 = /(^|\/)gemini-3/;
+const INT32 = 2 ** 31;
+
+function thinkingConfig(effort: string, model: string): Record<string, unknown> {
+  if (GEMINI_3.test(model)) {
+    if (!THINKING_LEVELS.has(effort))
+      throw refuseParam(
+        'gemini',
+        'reasoning_effort',
+        `Gemini 3 thinking levels are ${[...THINKING_LEVELS].join(', ')}`,
+      );
+    return { thinkingLevel: effort };
+  }
+  const budget = THINKING_BUDGETS[effort];
+  if (budget === undefined)
+    throw refuseParam(
+      'gemini',
+      'reasoning_effort',
+      `the levels with a thinking budget are ${Object.keys(THINKING_BUDGETS).join(', ')}`,
+    );
+  return { thinkingBudget: budget };
+}
+
+/** Optional parameters → generationConfig, or a refusal for those Gemini lacks. */
+function optionalParams(
+  req: ChatRequest | CompletionRequest,
+  model: string,
+  generationConfig: Record<string, unknown>,
+): void {
+  for (const [param, value] of setParams(req)) {
+    switch (param) {
+      case 'seed':
+        if (typeof value !== 'number' || value < -INT32 || value >= INT32)
+          throw refuseParam('gemini', param, 'Gemini seeds are 32-bit integers');
+        generationConfig.seed = value;
+        break;
+      case 'presence_penalty':
+        generationConfig.presencePenalty = value;
+        break;
+      case 'frequency_penalty':
+        generationConfig.frequencyPenalty = value;
+        break;
+      case 'reasoning_effort':
+        generationConfig.thinkingConfig = thinkingConfig(value as string, model);
+        break;
+      case 'parallel_tool_calls': {
+        // Gemini cannot be held to one call per turn; without tool calls there is nothing to hold.
+        const chat = req.kind === 'chat' ? req : undefined;
+        if (value === false && chat?.tools?.length && chat.tool_choice !== 'none')
+          throw refuseParam('gemini', param, 'Gemini cannot limit a turn to one function call');
+        break;
+      }
+      case 'service_tier':
+        // One tier on generateContent: the automatic and the standard tier are what it serves.
+        if (value !== 'auto' && value !== 'default')
+          throw refuseParam('gemini', param, 'generateContent has no service tiers');
+        break;
+      default:
+        if (inEffect(param, value)) throw refuseParam('gemini', param, 'the Gemini API has no equivalent');
+    }
+  }
+}
+
+export function buildGeminiGenerateBody(req: ChatRequest | CompletionRequest, model: string): string {
   const contents: Content[] = [];
   const system: string[] = [];
   const generationConfig: Record<string, unknown> = {};
@@ -177,6 +245,7 @@ export function buildGeminiGenerateBody(req: ChatRequest | CompletionRequest): s
   if (req.top_p !== undefined) generationConfig.topP = req.top_p;
   if (req.max_tokens !== undefined) generationConfig.maxOutputTokens = req.max_tokens;
   if (req.stop !== undefined && req.stop.length > 0) generationConfig.stopSequences = req.stop;
+  optionalParams(req, model, generationConfig);
   if (Object.keys(generationConfig).length > 0) body.generationConfig = generationConfig;
   return JSON.stringify(body);
 }

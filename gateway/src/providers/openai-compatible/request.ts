@@ -3,11 +3,18 @@
  * unknown servers (vLLM, LM Studio, llama.cpp, proxies): no `stream_options`, `json_object`
  * instead of `json_schema`, `developer` sent as `system`. Per-target overrides:
  * `options.streamUsage`, `options.jsonSchema`.
+ *
+ * `params` lists the optional parameters each server documents (under its own name); the others
+ * are refused when they ask for something, because these servers either reject unknown fields
+ * (Mistral, Groq for logit_bias) or ignore them, which would drop them silently.
  */
 import type { OpenAIDialect } from '../openai/request.ts';
+import type { OptionalParam } from '../optional-params.ts';
 import type { RequestKind, UpstreamTarget } from '../types.ts';
 
 export type CompatServer = 'groq' | 'mistral' | 'together' | 'deepseek' | 'xai' | 'ollama' | 'generic';
+
+type ParamNames = Readonly<Partial<Record<OptionalParam, string>>>;
 
 interface CompatProfile {
   server: CompatServer;
@@ -15,28 +22,73 @@ interface CompatProfile {
   jsonSchema: boolean;
   /** Kinds this server certainly does not serve (refused locally instead of a round trip to a 404). */
   unsupported: readonly RequestKind[];
+  params: ParamNames;
 }
 
+const same = (...names: OptionalParam[]): ParamNames => Object.fromEntries(names.map((n) => [n, n]));
+
 const PROFILES: Record<CompatServer, CompatProfile> = {
-  // Groq reports stream usage in `x_groq.usage` on the last chunk without being asked.
-  groq: { server: 'groq', streamUsage: false, jsonSchema: false, unsupported: ['embedding', 'image'] },
+  // Groq reports stream usage in `x_groq.usage` on the last chunk without being asked. It answers
+  // logit_bias with a 400 and documents the penalties as accepted but not yet applied by any model.
+  groq: {
+    server: 'groq',
+    streamUsage: false,
+    jsonSchema: false,
+    unsupported: ['embedding', 'image'],
+    params: same('seed', 'parallel_tool_calls', 'reasoning_effort', 'service_tier'),
+  },
   // Mistral always sends usage on the last chunk and rejects unknown fields such as stream_options.
-  mistral: { server: 'mistral', streamUsage: false, jsonSchema: true, unsupported: ['image', 'speech'] },
-  together: { server: 'together', streamUsage: false, jsonSchema: false, unsupported: [] },
+  mistral: {
+    server: 'mistral',
+    streamUsage: false,
+    jsonSchema: true,
+    unsupported: ['image', 'speech'],
+    params: { ...same('presence_penalty', 'frequency_penalty', 'parallel_tool_calls'), seed: 'random_seed' },
+  },
+  together: {
+    server: 'together',
+    streamUsage: false,
+    jsonSchema: false,
+    unsupported: [],
+    params: same('seed', 'presence_penalty', 'frequency_penalty', 'logit_bias', 'reasoning_effort'),
+  },
   deepseek: {
     server: 'deepseek',
     streamUsage: true,
     jsonSchema: false,
     unsupported: ['embedding', 'image', 'transcription', 'speech'],
+    params: same('presence_penalty', 'frequency_penalty'),
   },
-  xai: { server: 'xai', streamUsage: true, jsonSchema: true, unsupported: [] },
+  xai: {
+    server: 'xai',
+    streamUsage: true,
+    jsonSchema: true,
+    unsupported: [],
+    params: same('seed', 'presence_penalty', 'frequency_penalty', 'parallel_tool_calls', 'reasoning_effort'),
+  },
   ollama: {
     server: 'ollama',
     streamUsage: true,
     jsonSchema: false,
     unsupported: ['image', 'transcription', 'speech'],
+    params: same('seed', 'presence_penalty', 'frequency_penalty', 'reasoning_effort'),
   },
-  generic: { server: 'generic', streamUsage: false, jsonSchema: false, unsupported: [] },
+  // vLLM, llama.cpp and LM Studio take the sampling controls; none of them stores completions or
+  // has service tiers.
+  generic: {
+    server: 'generic',
+    streamUsage: false,
+    jsonSchema: false,
+    unsupported: [],
+    params: same(
+      'seed',
+      'presence_penalty',
+      'frequency_penalty',
+      'logit_bias',
+      'parallel_tool_calls',
+      'reasoning_effort',
+    ),
+  },
 };
 
 const HOSTS: [RegExp, CompatServer][] = [
@@ -79,10 +131,18 @@ export function compatDialect(target: UpstreamTarget): OpenAIDialect {
   const p = profileFor(target.baseURL);
   const streamUsage = target.options?.streamUsage ?? p.streamUsage;
   const jsonSchema = target.options?.jsonSchema ?? p.jsonSchema;
-  const key = `${streamUsage ? 1 : 0}${jsonSchema ? 1 : 0}`;
+  const key = `${p.server}${streamUsage ? 1 : 0}${jsonSchema ? 1 : 0}`;
   let d = dialectCache.get(key);
   if (d === undefined) {
-    d = { modelInBody: true, streamUsage, jsonSchema, developerRole: false, maxCompletionTokens: never };
+    d = {
+      modelInBody: true,
+      streamUsage,
+      jsonSchema,
+      developerRole: false,
+      maxCompletionTokens: never,
+      params: p.params,
+      server: p.server === 'generic' ? 'openai-compatible server' : p.server,
+    };
     dialectCache.set(key, d);
   }
   return d;

@@ -1,6 +1,7 @@
 /** Canonical request → OpenAI-style HTTP body. Shared by openai, azure-openai and openai-compatible. */
 import { FormData } from 'undici';
 import { structuredInstruction } from '../common.ts';
+import { inEffect, type OptionalParam, refuseParam, setParams } from '../optional-params.ts';
 import type {
   CanonicalRequest,
   ChatMessage,
@@ -22,6 +23,13 @@ export interface OpenAIDialect {
   developerRole: boolean;
   /** Uses `max_completion_tokens` instead of `max_tokens` for this model (OpenAI reasoning models). */
   maxCompletionTokens: (model: string) => boolean;
+  /**
+   * Wire name of each optional parameter the server takes; one it lacks is refused when its value
+   * asks for something (see optional-params.ts). Absent: every one, as OpenAI spells it.
+   */
+  params?: Readonly<Partial<Record<OptionalParam, string>>>;
+  /** Who refuses, in refusal messages. */
+  server?: string;
 }
 
 /** Path of each kind relative to the API root (`…/v1` or the Azure deployment). */
@@ -120,11 +128,26 @@ function chatBody(
   if (req.max_tokens !== undefined) {
     body[dialect.maxCompletionTokens(model) ? 'max_completion_tokens' : 'max_tokens'] = req.max_tokens;
   }
+  putOptionalParams(body, req, dialect);
   if (stream) {
     body.stream = true;
     if (dialect.streamUsage) body.stream_options = { include_usage: true };
   }
   return body;
+}
+
+/** Copies the optional parameters under the server's names; refuses those it lacks (when in effect). */
+function putOptionalParams(
+  body: Record<string, unknown>,
+  req: ChatRequest | CompletionRequest,
+  dialect: OpenAIDialect,
+): void {
+  for (const [param, value] of setParams(req)) {
+    const wire = dialect.params === undefined ? param : dialect.params[param];
+    if (wire !== undefined) body[wire] = value;
+    else if (inEffect(param, value))
+      throw refuseParam(dialect.server ?? 'this server', param, 'the server does not take it');
+  }
 }
 
 function completionBody(
@@ -144,6 +167,7 @@ function completionBody(
   if (req.max_tokens !== undefined) {
     body[dialect.maxCompletionTokens(model) ? 'max_completion_tokens' : 'max_tokens'] = req.max_tokens;
   }
+  putOptionalParams(body, req, dialect);
   if (stream) {
     body.stream = true;
     if (dialect.streamUsage) body.stream_options = { include_usage: true };

@@ -1,0 +1,101 @@
+import { GatewayError } from '../errors/index.ts';
+import { type CompatChatBody, compatChatBody, UNSUPPORTED_CHAT_PARAMS } from './compat-schema.ts';
+import type { NativeBody } from './native-schema.ts';
+
+export { UNSUPPORTED_CHAT_PARAMS };
+
+/**
+ * Every other parameter of compatChatBody: carried into the native body by compatChatToNative
+ * (each provider's translator then passes, renames or refuses it), or read by the surface itself
+ * (`stream_options.include_usage`, `n` of 1). test/gateway/compat/params.test.ts fails when a key of
+ * the schema is in neither list.
+ */
+export const MAPPED_CHAT_PARAMS = [
+  'model',
+  'messages',
+  'temperature',
+  'max_tokens',
+  'max_completion_tokens',
+  'top_p',
+  'stop',
+  'stream',
+  'stream_options',
+  'tools',
+  'tool_choice',
+  'parallel_tool_calls',
+  'n',
+  'response_format',
+  'session_id',
+  'metadata',
+  'user',
+  'seed',
+  'presence_penalty',
+  'frequency_penalty',
+  'logit_bias',
+  'reasoning_effort',
+  'service_tier',
+  'store',
+] as const;
+
+const KNOWN = new Set(Object.keys(compatChatBody.shape));
+const STREAM_OPTIONS = new Set(['include_usage']);
+
+const refuse = (param: string, message: string): GatewayError =>
+  new GatewayError('unsupported_parameter', message, { param });
+
+/**
+ * Refuses, before schema validation names anything else, the parameters the gateway cannot honour:
+ * the refused list, n above 1, and any parameter the schema does not know (it would otherwise be
+ * stripped, i.e. silently dropped). null means "not set", as OpenAI reads it.
+ */
+export function rejectUnsupported(raw: unknown): void {
+  if (!raw || typeof raw !== 'object' || Array.isArray(raw)) return;
+  const body = raw as Record<string, unknown>;
+  for (const name of UNSUPPORTED_CHAT_PARAMS) {
+    const v = body[name];
+    if (v !== undefined && v !== null && v !== false)
+      throw refuse(name, `The parameter "${name}" is not supported by this gateway.`);
+  }
+  if (typeof body.n === 'number' && body.n > 1)
+    throw refuse('n', 'n must be 1: one choice per request is supported.');
+  for (const [name, v] of Object.entries(body))
+    if (!KNOWN.has(name) && v !== undefined && v !== null)
+      throw refuse(name, `The parameter "${name}" is not known to this gateway.`);
+  const so = body.stream_options;
+  if (so && typeof so === 'object' && !Array.isArray(so))
+    for (const [name, v] of Object.entries(so))
+      if (!STREAM_OPTIONS.has(name) && v !== undefined && v !== null)
+        throw refuse(
+          `stream_options.${name}`,
+          `The parameter "stream_options.${name}" is not supported by this gateway.`,
+        );
+}
+
+/** A compatible chat body in the native vocabulary: the one place compatible parameters are mapped. */
+export function compatChatToNative(body: CompatChatBody): NativeBody {
+  return {
+    model: body.model,
+    messages: body.messages,
+    ...(body.temperature !== undefined ? { temperature: body.temperature } : {}),
+    ...((body.max_completion_tokens ?? body.max_tokens) !== undefined
+      ? { max_tokens: body.max_completion_tokens ?? body.max_tokens }
+      : {}),
+    ...(body.top_p !== undefined ? { top_p: body.top_p } : {}),
+    ...(body.stop !== undefined ? { stop: body.stop } : {}),
+    ...(body.tools ? { tools: body.tools } : {}),
+    ...(body.tool_choice !== undefined ? { tool_choice: body.tool_choice } : {}),
+    ...(body.parallel_tool_calls != null ? { parallel_tool_calls: body.parallel_tool_calls } : {}),
+    ...(body.response_format ? { response_format: body.response_format } : {}),
+    ...(body.metadata ? { metadata: body.metadata } : {}),
+    ...(body.user ? { user: body.user } : {}),
+    ...(body.session_id ? { session_id: body.session_id } : {}),
+    ...(body.seed != null ? { seed: body.seed } : {}),
+    ...(body.presence_penalty != null ? { presence_penalty: body.presence_penalty } : {}),
+    ...(body.frequency_penalty != null ? { frequency_penalty: body.frequency_penalty } : {}),
+    ...(body.logit_bias != null ? { logit_bias: body.logit_bias } : {}),
+    ...(body.reasoning_effort != null ? { reasoning_effort: body.reasoning_effort } : {}),
+    ...(body.service_tier != null ? { service_tier: body.service_tier } : {}),
+    ...(body.store != null ? { store: body.store } : {}),
+    ...(body.stream ? { stream: true } : {}),
+  };
+}
