@@ -5,7 +5,7 @@ NODE_FLAGS := --disable-warning=ExperimentalWarning
 CONFIG ?= examples
 PORT ?= 8080
 
-.PHONY: all deps typecheck lint check test test-prereqs run gateway build clean bench crds
+.PHONY: all deps typecheck lint check test test-prereqs run gateway build start-gateway start-operator clean bench crds
 
 all: check test
 
@@ -45,6 +45,14 @@ gateway: deps
 build: deps
 	tsc -p tsconfig.build.json
 	node $(NODE_FLAGS) scripts/dist-package.ts
+
+# Production entry points: the compiled dist/ with Node's compile cache, as the image runs them
+# (same variables as `make gateway` / `make operator`).
+start-gateway: build
+	NODE_COMPILE_CACHE=$(CURDIR)/.cache/node-compile-cache SWITCHYARD_PORT=$(PORT) node dist/gateway/src/main.js
+
+start-operator: build
+	NODE_COMPILE_CACHE=$(CURDIR)/.cache/node-compile-cache node dist/operator/src/main.js
 
 clean:
 	rm -rf dist .cache coverage
