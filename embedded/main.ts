@@ -3,7 +3,7 @@ import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import pino from 'pino';
 import { parseSealKey } from '#contract';
-import { createGateway, readGatewayEnv, SnapshotStore } from '#gateway';
+import { createGateway, createRuntimeState, readGatewayEnv, SnapshotStore } from '#gateway';
 import { startBanner } from './banner.ts';
 import { loadInto, watchFolder } from './config-source.ts';
 import { connectRedisMode } from './redis-mode.ts';
@@ -28,7 +28,16 @@ const store = new SnapshotStore(sealKey);
 const redis = env.REDIS_URL ? await connectRedisMode(env.REDIS_URL, store, logger) : undefined;
 const first = await loadInto(dir, redis?.sink ?? store, sealKey, logger);
 await redis?.source.refresh();
-const gateway = createGateway(store, { logger });
+// Runtime state (request logs, usage) follows the same choice: Redis with REDIS_URL, memory without.
+const gateway = createGateway(store, {
+  logger,
+  ...(env.REDIS_URL
+    ? {
+        state: (metrics, log) =>
+          createRuntimeState({ redis: { url: env.REDIS_URL! }, registry: metrics.registry, logger: log }),
+      }
+    : {}),
+});
 const port = values.port !== undefined ? Number(values.port) : env.SWITCHYARD_PORT;
 const metricsPort =
   values['metrics-port'] !== undefined ? Number(values['metrics-port']) : env.SWITCHYARD_METRICS_PORT;

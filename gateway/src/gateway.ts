@@ -3,7 +3,10 @@ import pino, { type Logger } from 'pino';
 import { buildGatewayApp } from './http/app.ts';
 import { buildOpsApp } from './http/ops-app.ts';
 import { GatewayMetrics } from './observability/metrics.ts';
+import { defaultStages, type PipelineStages } from './pipeline/stages.ts';
 import type { SnapshotStore } from './snapshot/store.ts';
+import { createRuntimeState } from './state/index.ts';
+import type { RuntimeState } from './state/types.ts';
 import { closeUpstreamPools } from './upstream/http.ts';
 
 export interface Gateway {
@@ -11,21 +14,39 @@ export interface Gateway {
   ops: FastifyInstance;
   metrics: GatewayMetrics;
   logger: Logger;
+  state: RuntimeState;
   /** Binds both ports; returns the bound addresses (port 0 picks free ports). */
   listen(host: string, port: number, metricsPort: number): Promise<{ url: string; metricsUrl: string }>;
   /** Graceful stop: refuse new work, let in-flight requests and streams finish, then close. */
   close(graceMs?: number): Promise<void>;
 }
 
-export function createGateway(
-  store: SnapshotStore,
-  opts: { logger?: Logger; logLevel?: string } = {},
-): Gateway {
+export interface GatewayOptions {
+  logger?: Logger;
+  logLevel?: string;
+  /** Runtime state; in-process memory when omitted (embedded mode without Redis, unit tests). */
+  state?: (metrics: GatewayMetrics, logger: Logger) => RuntimeState;
+  stages?: PipelineStages;
+  /** Wall clock for request-log times and usage buckets. */
+  now?: () => number;
+}
+
+export function createGateway(store: SnapshotStore, opts: GatewayOptions = {}): Gateway {
   const logger =
     opts.logger ?? pino({ level: opts.logLevel ?? 'info', base: { service: 'switchyard-gateway' } });
   const metrics = new GatewayMetrics();
+  const state = opts.state
+    ? opts.state(metrics, logger)
+    : createRuntimeState({ registry: metrics.registry, logger });
   let closing = false;
-  const app = buildGatewayApp({ store, metrics, logger });
+  const app = buildGatewayApp({
+    store,
+    metrics,
+    logger,
+    state,
+    stages: opts.stages ?? defaultStages,
+    now: opts.now ?? Date.now,
+  });
   const ops = buildOpsApp(store, metrics, () => closing);
   if (store.current) metrics.setSnapshot(store.current.version);
   store.onChange((rt) => {
@@ -43,6 +64,7 @@ export function createGateway(
     ops,
     metrics,
     logger,
+    state,
     async listen(host, port, metricsPort) {
       const url = await app.listen({ host, port });
       const metricsUrl = await ops.listen({ host, port: metricsPort });
@@ -55,6 +77,9 @@ export function createGateway(
       await app.close();
       clearTimeout(timer);
       await ops.close();
+      // Every settled request is written before the process goes.
+      await state.flush();
+      await state.close();
       await closeUpstreamPools();
     },
   };

@@ -7,3 +7,4 @@ export { readGatewayEnv } from './config/env.ts';
 export { createGateway, type Gateway } from './gateway.ts';
 export { RedisSnapshotSource } from './snapshot/redis-source.ts';
 export { SnapshotStore } from './snapshot/store.ts';
+export { createRuntimeState } from './state/index.ts';

@@ -4,6 +4,7 @@ import { ConfigError, readGatewayEnv } from './config/env.ts';
 import { createGateway } from './gateway.ts';
 import { RedisSnapshotSource } from './snapshot/redis-source.ts';
 import { SnapshotStore } from './snapshot/store.ts';
+import { createRuntimeState } from './state/index.ts';
 
 // A gateway pod: serves the snapshot the operator publishes to Redis. Thin on purpose; the logic
 // lives in createGateway and RedisSnapshotSource.
@@ -21,7 +22,11 @@ try {
 const logger = pino({ level: env.LOG_LEVEL, base: { service: 'switchyard-gateway' } });
 const store = new SnapshotStore(parseSealKey(env.SWITCHYARD_SEAL_KEY!));
 const source = new RedisSnapshotSource(store, { url: env.REDIS_URL!, logger });
-const gateway = createGateway(store, { logger });
+const gateway = createGateway(store, {
+  logger,
+  state: (metrics, log) =>
+    createRuntimeState({ redis: { url: env.REDIS_URL! }, registry: metrics.registry, logger: log }),
+});
 await source.start();
 const { url, metricsUrl } = await gateway.listen(
   env.SWITCHYARD_HOST,

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
 import { stringify } from 'yaml';
-import { createGateway, type Gateway } from '#gateway/gateway';
+import { createGateway, type Gateway, type GatewayOptions } from '#gateway/gateway';
 import { SnapshotStore } from '#gateway/snapshot/store';
 import { type CompiledFolder, loadInto } from '../../embedded/config-source.ts';
 
@@ -23,7 +23,10 @@ export interface RunningGateway {
  * Starts a real gateway (both ports, real sockets) on free ports from Kubernetes manifests, through
  * the same loader and compiler embedded mode uses.
  */
-export async function startGateway(manifests: readonly object[]): Promise<RunningGateway> {
+export async function startGateway(
+  manifests: readonly object[],
+  opts: Pick<GatewayOptions, 'state' | 'now' | 'stages'> = {},
+): Promise<RunningGateway> {
   const dir = await mkdtemp(join(tmpdir(), 'switchyard-gw-'));
   const sealKey = randomBytes(32);
   const logger = pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
@@ -33,7 +36,7 @@ export async function startGateway(manifests: readonly object[]): Promise<Runnin
     return loadInto(dir, store, sealKey, logger);
   };
   const compiled = await write(manifests);
-  const gateway = createGateway(store, { logger });
+  const gateway = createGateway(store, { logger, ...opts });
   const { url, metricsUrl } = await gateway.listen('127.0.0.1', 0, 0);
   return {
     url,

@@ -10,26 +10,34 @@ import Fastify, {
 import type { Logger } from 'pino';
 import { authenticate, requireScope } from '../auth/authenticate.ts';
 import { GatewayError } from '../errors/index.ts';
-import { countRequest, requestLogLine } from '../observability/log-line.ts';
 import type { GatewayMetrics } from '../observability/metrics.ts';
+import { settle } from '../pipeline/settle.ts';
+import type { PipelineStages } from '../pipeline/stages.ts';
 import { LIMITS } from '../requests/limits.ts';
 import type { SnapshotStore } from '../snapshot/store.ts';
+import type { RuntimeState } from '../state/types.ts';
 import { compatRoutes } from './compat-routes.ts';
 import './context.ts';
 import { sendError, surfaceOf } from './errors.ts';
 import { nativeRoutes } from './native-routes.ts';
+import { readRoutes } from './read-routes.ts';
 
 export interface GatewayAppOptions {
   store: SnapshotStore;
   metrics: GatewayMetrics;
   logger: Logger;
+  state: RuntimeState;
+  stages: PipelineStages;
+  /** Wall clock for request-log times and usage buckets (tests inject one). */
+  now: () => number;
 }
 
 /** Every path is served under both /v1 and /api/v1 (DESIGN.md), so either SDK base URL works. */
 export const API_PREFIXES = ['/v1', '/api/v1'] as const;
 
 export function buildGatewayApp(opts: GatewayAppOptions): FastifyInstance {
-  const { store, metrics, logger } = opts;
+  const { store, metrics, logger, state, stages, now } = opts;
+  const settleDeps = { metrics, state, now, infoEnabled: () => logger.isLevelEnabled('info') };
   const app = Fastify({
     loggerInstance: logger as FastifyBaseLogger,
     // Our own onResponse hook writes the one log line per request; fastify's two are switched off.
@@ -55,9 +63,10 @@ export function buildGatewayApp(opts: GatewayAppOptions): FastifyInstance {
   );
 
   /**
-   * Counts, logs and releases the in-flight slot of a request, exactly once. Fastify runs onResponse
-   * only when the response finishes; a client that goes away first (a dropped stream, a timeout on
-   * a slow upstream) would otherwise stay "in flight" forever and never be counted or logged.
+   * Settles a request exactly once (pipeline/settle.ts: metrics, log line, request log, usage) and
+   * releases its in-flight slot. Fastify runs onResponse only when the response finishes; a client
+   * that goes away first (a dropped stream, a timeout on a slow upstream) would otherwise stay
+   * "in flight" forever and never be settled.
    */
   const account = (req: FastifyRequest, reply: FastifyReply): void => {
     // A decorated flag, not a WeakSet: WeakSet.add cost ~0.6 % of the gateway's CPU under load.
@@ -72,9 +81,7 @@ export function buildGatewayApp(opts: GatewayAppOptions): FastifyInstance {
       durationMs: performance.now() - req.startedAt,
       record: req.record,
     };
-    countRequest(metrics, finished);
-    // Building the line allocates a dozen objects: skip it when info lines are not written (LOG_LEVEL=warn).
-    if (logger.isLevelEnabled('info')) req.log.info(requestLogLine(finished));
+    settle(settleDeps, finished, req.auth?.project, req.log);
   };
 
   app.addHook('onRequest', async (req, reply) => {
@@ -116,8 +123,9 @@ export function buildGatewayApp(opts: GatewayAppOptions): FastifyInstance {
   for (const prefix of API_PREFIXES) {
     void app.register(
       async (scoped) => {
-        nativeRoutes(scoped);
-        compatRoutes(scoped);
+        nativeRoutes(scoped, stages);
+        compatRoutes(scoped, stages);
+        readRoutes(scoped, state, now);
       },
       { prefix },
     );

@@ -1,12 +1,14 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AuthContext } from '../auth/authenticate.ts';
 import type { RequestRecord } from '../observability/request-record.ts';
+import type { Exchange } from '../pipeline/exchange.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
     auth: AuthContext | null;
     record: RequestRecord;
     startedAt: number;
-    /** Set once the request has been counted and logged (app.ts). */
+    /** Set once the request has been settled (app.ts). */
     accounted: boolean;
   }
   interface FastifyContextConfig {
@@ -29,4 +31,16 @@ export function clientAbortSignal(raw: import('node:http').ServerResponse): Abor
     if (!raw.writableFinished) ac.abort();
   });
   return ac.signal;
+}
+
+/** The pipeline's view of an HTTP request. */
+export function exchangeOf(req: FastifyRequest, reply: FastifyReply, surface: 'native' | 'compat'): Exchange {
+  return {
+    id: req.id,
+    surface,
+    startedAt: req.startedAt,
+    auth: authOf(req),
+    signal: clientAbortSignal(reply.raw),
+    record: req.record,
+  };
 }

@@ -50,8 +50,11 @@ export function sendError(err: unknown, req: FastifyRequest, reply: FastifyReply
       'The gateway failed to handle the request; it is safe to retry.',
     );
   }
-  if (req.record.outcome === undefined)
-    req.record.outcome = ge.status >= 500 ? 'upstream_error' : 'client_error';
+  // The error encoder is where refusals are recorded; a provider failure was recorded by the pipeline.
+  if (req.record.outcome === undefined || req.record.outcome === 'success') {
+    req.record.outcome = ge.status >= 500 ? 'unavailable' : 'client_error';
+    req.record.errorCode = ge.code;
+  } else req.record.errorCode ??= ge.code;
   if (ge.retryAfterSeconds !== undefined) void reply.header('retry-after', String(ge.retryAfterSeconds));
   return reply.code(ge.status).send(errorBody(surfaceOf(req), ge));
 }

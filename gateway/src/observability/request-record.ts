@@ -1,8 +1,20 @@
 import type { Attempt } from '../routing/attempts.ts';
 
-/** What one request did; filled in by the handlers, logged and counted once the response is sent. */
+export type RequestOutcome =
+  | 'success'
+  | 'upstream_error'
+  | 'client_error'
+  | 'stream_error'
+  | 'aborted'
+  | 'unavailable';
+
+/**
+ * What one request did. Pipeline stages fill it in (pipeline/describe.ts is the one place that
+ * copies an outcome into it); the settle stage turns it, once, into the log line, the metrics, the
+ * request-log entry and the usage increment.
+ */
 export interface RequestRecord {
-  surface: 'native' | 'compat' | 'other';
+  surface: 'native' | 'compat' | 'async' | 'other';
   project?: string;
   keyId?: string;
   workflow?: string | null;
@@ -10,9 +22,18 @@ export interface RequestRecord {
   usedModel?: string | null;
   attempts?: Attempt[];
   usage?: Record<string, number>;
+  /** Integer micro-USD at list price; null when the model has no pricing; 0 in test mode. */
+  costMicros?: number | null;
   customerData?: Record<string, unknown>;
-  outcome?: 'success' | 'upstream_error' | 'client_error' | 'stream_error' | 'aborted';
+  outcome?: RequestOutcome;
+  /** The GatewayError code of a refused request, or the upstream error code of a failed one. */
+  errorCode?: string;
   stream?: boolean;
   ttftMs?: number;
   testMode?: boolean;
+  sessionId?: string | null;
+  channelId?: string | null;
+  cache?: 'hit' | 'miss' | 'bypass';
+  /** Only for projects that opt into bodies in request logs. */
+  bodies?: { request: unknown; response: unknown };
 }

@@ -1,3 +1,4 @@
+import type { RequestType } from '#contract';
 import type { AuthContext } from '../auth/authenticate.ts';
 import { GatewayError } from '../errors/index.ts';
 import type { CanonicalRequest } from '../providers/types.ts';
@@ -7,6 +8,7 @@ import { resolveStructured, schemaName } from '../requests/structured.ts';
 import { customerData } from '../responses/native.ts';
 import type { ExecutionPlan } from '../routing/plan.ts';
 import { resolveRoute } from '../routing/resolve.ts';
+import type { RuntimeWorkflow } from '../snapshot/runtime.ts';
 import { assertCompilable, SchemaCompileError } from '../structured/validate.ts';
 
 /** A validated request, routed and translated, ready for the failover engine. Surface-independent. */
@@ -23,13 +25,46 @@ export interface Prepared {
 
 const STREAMABLE = new Set(['chat', 'completion', 'vision']);
 
-export function prepare(auth: AuthContext, body: NativeBody, opts: { compat: boolean }): Prepared {
+export interface PrepareOptions {
+  /** Compatible surface: `model` only ever names a workflow, of one of these request types. */
+  compat?: { allowed: readonly RequestType[] } | undefined;
+  /** Backend-pipeline workflows (eventName) run only as async jobs. */
+  async: boolean;
+}
+
+/** The one refusal of a backend-pipeline workflow outside the async endpoint, for every surface. */
+function refusePipelineWorkflow(wf: RuntimeWorkflow, compat: boolean): GatewayError {
+  return new GatewayError(
+    'model_not_supported',
+    `Workflow "${wf.config.name}" is a backend-pipeline workflow (event "${wf.config.eventName}") and runs only asynchronously.`,
+    {
+      param: compat ? 'model' : 'workflow',
+      hint: 'Use the async endpoint (POST /v1/ai/async), or remove eventName from the workflow.',
+    },
+  );
+}
+
+/** Compatible surface: "wrong endpoint for this model" comes before the body is checked against its type. */
+function gateCompat(wf: RuntimeWorkflow, allowed: readonly RequestType[], async: boolean): void {
+  if (wf.config.eventName && !async) throw refusePipelineWorkflow(wf, true);
+  if (!allowed.includes(wf.config.requestType))
+    throw new GatewayError(
+      'request_type_mismatch',
+      `Workflow "${wf.config.name}" has request type ${wf.config.requestType}; this endpoint serves ${allowed.join(', ')}.`,
+      { param: 'model' },
+    );
+}
+
+export function prepare(auth: AuthContext, body: NativeBody, opts: PrepareOptions): Prepared {
+  const compat = opts.compat !== undefined;
   const route = resolveRoute(auth.project, {
-    workflow: opts.compat ? undefined : body.workflow,
+    workflow: compat ? undefined : body.workflow,
     model: body.model,
-    provider: opts.compat ? undefined : body.provider,
+    provider: compat ? undefined : body.provider,
   });
   const wf = route.kind === 'workflow' ? route.workflow : undefined;
+  if (wf && opts.compat) gateCompat(wf, opts.compat.allowed, opts.async);
+  if (wf?.config.eventName && !opts.async) throw refusePipelineWorkflow(wf, compat);
   const requestType = wf
     ? wf.config.requestType
     : inferRequestType(body, route.kind === 'direct' ? route.supported : []);

@@ -14,6 +14,7 @@ export interface NativeMeta {
   structured_output: boolean;
   attempts: Attempt[];
   session_id?: string;
+  cache?: 'hit' | 'miss' | 'bypass';
   request_log_id: string;
 }
 
@@ -37,25 +38,6 @@ export function upstreamHttpStatus(e: UpstreamError): number {
   )
     return e.status;
   return 502;
-}
-
-export function wrappedError(
-  e: UpstreamError,
-  base: Omit<NativeMeta, 'status' | 'http_status' | 'used_provider' | 'used_model' | 'usage'>,
-  backups: WrappedBody['backups'],
-  customerData: Record<string, unknown>,
-): WrappedBody {
-  const http = upstreamHttpStatus(e);
-  return {
-    data: null,
-    customer_data: customerData,
-    error: {
-      message: e.message,
-      details: { status: e.status ?? http, message: e.providerMessage || e.message },
-    },
-    meta: { ...base, status: 'error', http_status: http, used_provider: null, used_model: null, usage: {} },
-    backups,
-  };
 }
 
 /** Values of the workflow's cache fields, keyed by path, e.g. `{"metadata.customer_id": "c-42"}`. */

@@ -71,6 +71,7 @@ export async function runChain<T>(
       return { ok: true, value, slot, attempts, started };
     } catch (err) {
       last = toUpstreamError(err);
+      plan.guard?.release(slot);
       attempts.push(errorAttempt(slot, last, started));
       if (signal.aborted || !movesOn(last)) break;
     }

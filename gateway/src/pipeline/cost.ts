@@ -1,0 +1,41 @@
+import { type ModelPricing, usdToMicros } from '#contract';
+import type { CanonicalResult, Usage } from '../providers/types.ts';
+
+/** What a finished call consumed: token usage, and for media calls the units they are priced by. */
+export interface Consumption {
+  usage: Usage | undefined;
+  result?: CanonicalResult | undefined;
+}
+
+const perMTok = (tokens: number, price: string): number => (tokens * usdToMicros(price)) / 1_000_000;
+
+function tokenCost(usage: Usage | undefined, pricing: ModelPricing): number | null {
+  if (!usage || pricing.inputUsdPerMTok === undefined) return null;
+  const completion = usage.completion_tokens ?? 0;
+  if (completion > 0 && pricing.outputUsdPerMTok === undefined) return null;
+  return (
+    perMTok(usage.prompt_tokens, pricing.inputUsdPerMTok) +
+    (completion > 0 ? perMTok(completion, pricing.outputUsdPerMTok!) : 0)
+  );
+}
+
+/**
+ * Cost in integer micro-USD at the model's list price, or null when the Provider's pricing does not
+ * cover what was consumed: unknown is reported as unknown, never as a made-up zero. Fractions of a
+ * micro-dollar round up, the safe side for spend caps.
+ */
+export function costMicros(c: Consumption, pricing: ModelPricing | undefined): number | null {
+  if (!pricing) return null;
+  const r = c.result;
+  let micros: number | null;
+  if (r?.kind === 'image' && pricing.usdPerImage !== undefined)
+    micros = r.images.length * usdToMicros(pricing.usdPerImage);
+  else if (
+    r?.kind === 'transcription' &&
+    r.durationSeconds !== undefined &&
+    pricing.usdPerAudioSecond !== undefined
+  )
+    micros = r.durationSeconds * usdToMicros(pricing.usdPerAudioSecond);
+  else micros = tokenCost(c.usage, pricing);
+  return micros === null ? null : Math.ceil(micros);
+}

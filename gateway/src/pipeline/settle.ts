@@ -1,0 +1,100 @@
+import type { FastifyBaseLogger } from 'fastify';
+import { microsToUsd } from '#contract';
+import { countRequest, type FinishedRequest, requestLogLine } from '../observability/log-line.ts';
+import type { GatewayMetrics } from '../observability/metrics.ts';
+import type { RuntimeProject } from '../snapshot/runtime.ts';
+import type { RequestLogEntry, RuntimeState, UsageIncrement } from '../state/types.ts';
+
+export interface SettleDeps {
+  metrics: GatewayMetrics;
+  state: RuntimeState;
+  /** Wall clock for log times and usage buckets (injected by tests). */
+  now: () => number;
+  /** Whether info lines are written (the root logger's level). */
+  infoEnabled: () => boolean;
+}
+
+const HOUR_MS = 3_600_000;
+
+export function requestLogEntry(f: FinishedRequest, now: number): RequestLogEntry {
+  const r = f.record;
+  const outcome = r.outcome ?? (f.status < 400 ? 'success' : 'client_error');
+  const usage = r.usage
+    ? {
+        prompt_tokens: r.usage.prompt_tokens ?? 0,
+        ...(r.usage.completion_tokens !== undefined ? { completion_tokens: r.usage.completion_tokens } : {}),
+        total_tokens: r.usage.total_tokens ?? 0,
+      }
+    : null;
+  return {
+    request_log_id: f.id,
+    type: 'request',
+    time: new Date(now).toISOString(),
+    project_id: r.project ?? '',
+    api_key_id: r.keyId ?? null,
+    surface: r.surface === 'other' ? 'native' : r.surface,
+    method: f.method,
+    path: f.path,
+    workflow: r.workflow ?? null,
+    channel_id: r.channelId ?? null,
+    session_id: r.sessionId ?? null,
+    status: outcome === 'success' ? 'success' : 'error',
+    outcome,
+    http_status: f.status,
+    error_code: r.errorCode ?? null,
+    used_provider: r.usedProvider ?? null,
+    used_model: r.usedModel ?? null,
+    attempts: r.attempts ?? [],
+    usage,
+    // Nothing consumed (refused, or every provider failed) costs nothing; unknown pricing stays unknown.
+    cost_usd: r.costMicros === null ? null : microsToUsd(r.costMicros ?? 0),
+    cache: r.cache ?? null,
+    stream: r.stream === true,
+    duration_ms: Math.round(f.durationMs * 1000) / 1000,
+    ttft_ms: r.ttftMs === undefined ? null : Math.round(r.ttftMs * 1000) / 1000,
+    customer_data: r.customerData ?? {},
+    test_mode: r.testMode === true,
+    ...(r.bodies ? { bodies: r.bodies } : {}),
+  };
+}
+
+/** Usage counts what reached a provider and came back with usage; refusals and failures are in the logs. */
+export function usageIncrement(f: FinishedRequest, now: number): UsageIncrement | undefined {
+  const r = f.record;
+  if (!r.usage || !r.usedProvider) return undefined;
+  return {
+    hourStartSec: Math.floor(now / HOUR_MS) * 3600,
+    workflow: r.workflow ?? '',
+    provider: r.usedProvider,
+    model: r.usedModel ?? '',
+    requests: 1,
+    prompt_tokens: r.usage.prompt_tokens ?? 0,
+    completion_tokens: r.usage.completion_tokens ?? 0,
+    total_tokens: r.usage.total_tokens ?? 0,
+    cost_micros: r.costMicros ?? null,
+  };
+}
+
+/**
+ * The settle stage: once per request, after the answer has been sent. Counts it, writes the one log
+ * line, and hands the request-log entry and usage to the state layer, which writes them in one
+ * pipelined round trip without making anyone wait.
+ */
+export function settle(
+  deps: SettleDeps,
+  f: FinishedRequest,
+  project: RuntimeProject | undefined,
+  log: FastifyBaseLogger,
+): void {
+  countRequest(deps.metrics, f);
+  // Building the line allocates a dozen objects: skip it when info lines are not written (LOG_LEVEL=warn).
+  if (deps.infoEnabled()) log.info(requestLogLine(f));
+  if (!project || f.record.surface === 'other') return;
+  const now = deps.now();
+  deps.state.settle({
+    projectId: project.config.id,
+    log: requestLogEntry(f, now),
+    usage: usageIncrement(f, now),
+    logCap: project.config.requestLogs.maxEntries,
+  });
+}
