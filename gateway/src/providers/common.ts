@@ -1,11 +1,5 @@
 /** Helpers shared by several provider adapters. */
-import {
-  badResponse,
-  isRetryableStatus,
-  parseRetryAfter,
-  streamCut,
-  UpstreamError,
-} from '../upstream/errors.ts';
+import { badResponse, parseRetryAfter, streamCut, UpstreamError } from '../upstream/errors.ts';
 import {
   discard,
   mapTransportError,
@@ -111,12 +105,13 @@ export interface ProviderErrorInfo {
 
 /**
  * Builds the UpstreamError for a non-2xx response: reads (a capped amount of) the error body,
- * lets the provider extract its message, and classifies by status.
+ * lets the provider extract its message, and classifies by status (UPSTREAM_ERRORS), unless the
+ * provider's `retryable` says its error body outranks the status.
  */
 export async function statusError(
   res: UpstreamResponse,
   extract: (body: unknown) => ProviderErrorInfo,
-  retryable: (status: number, info: ProviderErrorInfo) => boolean = (s) => isRetryableStatus(s),
+  retryable?: (status: number, info: ProviderErrorInfo) => boolean,
 ): Promise<UpstreamError> {
   const text = await readErrorBody(res);
   if (res.deadline.reason !== undefined) return mapTransportError(undefined, res.deadline, 'body');
@@ -132,7 +127,7 @@ export async function statusError(
   return new UpstreamError(`upstream responded ${res.status}: ${message}`, {
     code: 'UPSTREAM_STATUS',
     status: res.status,
-    retryable: retryable(res.status, info),
+    retryable: retryable?.(res.status, info),
     providerMessage: message,
     providerCode: info.code,
     retryAfterMs: parseRetryAfter(res.headers),

@@ -117,7 +117,6 @@ function abortedInit() {
   return {
     code: 'UPSTREAM_ABORTED' as const,
     status: undefined,
-    retryable: false,
     providerMessage: 'client aborted the request',
   };
 }
@@ -126,7 +125,6 @@ function timeoutError(message: string, cause?: unknown): UpstreamError {
   return new UpstreamError(message, {
     code: 'UPSTREAM_TIMEOUT',
     status: 504,
-    retryable: true,
     providerMessage: message,
     cause,
   });
@@ -162,7 +160,6 @@ export function mapTransportError(err: unknown, deadline: Deadline, phase: Trans
     return new UpstreamError(`upstream stream was cut: ${message}`, {
       code: 'UPSTREAM_STREAM_CUT',
       status: 502,
-      retryable: true,
       providerMessage: message,
       cause: err,
     });
@@ -171,7 +168,6 @@ export function mapTransportError(err: unknown, deadline: Deadline, phase: Trans
     return new UpstreamError(`reading upstream response failed: ${message}`, {
       code: 'UPSTREAM_BAD_RESPONSE',
       status: 502,
-      retryable: true,
       providerMessage: message,
       cause: err,
     });
@@ -179,7 +175,6 @@ export function mapTransportError(err: unknown, deadline: Deadline, phase: Trans
   return new UpstreamError(`upstream connection failed: ${typeof code === 'string' ? code : message}`, {
     code: 'UPSTREAM_CONNECT',
     status: 502,
-    retryable: true,
     providerMessage: message,
     cause: err,
   });
@@ -252,7 +247,6 @@ export async function readJson(res: UpstreamResponse): Promise<unknown> {
     throw new UpstreamError('upstream returned a body that is not valid JSON', {
       code: 'UPSTREAM_BAD_RESPONSE',
       status: 502,
-      retryable: true,
       providerMessage: text.length > 200 ? `${text.slice(0, 200)}…` : text,
       cause: err,
     });

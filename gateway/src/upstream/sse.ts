@@ -16,6 +16,22 @@ export interface SseEvent {
   id: string | undefined;
 }
 
+/**
+ * An SSE-level error report: `event: error` (Anthropic, OpenAI's Responses API and several
+ * OpenAI-compatible servers send it). Every adapter treats it as the provider reporting an error,
+ * whatever its data looks like; see the mid-stream rule in ./errors.ts (UPSTREAM_ERRORS).
+ */
+export const isErrorEvent = (ev: SseEvent): boolean => ev.event === 'error';
+
+/** The data of an error event: parsed JSON, or the text itself (an error report is never malformed). */
+export function errorEventData(ev: SseEvent): unknown {
+  try {
+    return JSON.parse(ev.data);
+  } catch {
+    return ev.data;
+  }
+}
+
 const LF = 10;
 const CR = 13;
 const COLON = 58;

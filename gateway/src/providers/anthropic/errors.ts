@@ -1,5 +1,5 @@
 /** Anthropic error bodies (`{"type":"error","error":{"type","message"}}`) → UpstreamError. */
-import { isRetryableStatus, UpstreamError } from '../../upstream/errors.ts';
+import { isRetryableStatus, streamErrorEvent, type UpstreamError } from '../../upstream/errors.ts';
 import type { UpstreamResponse } from '../../upstream/http.ts';
 import { isObject, type ProviderErrorInfo, statusError } from '../common.ts';
 
@@ -12,32 +12,37 @@ export function extractAnthropicError(body: unknown): ProviderErrorInfo {
   };
 }
 
-/** 429, 5xx and 529 (`overloaded_error`) are retryable; so is an `overloaded_error`/`api_error` body on any status. */
+/** The HTTP status each Anthropic error type is documented with. */
+const ERROR_STATUS: Record<string, number> = {
+  invalid_request_error: 400,
+  authentication_error: 401,
+  permission_error: 403,
+  not_found_error: 404,
+  request_too_large: 413,
+  rate_limit_error: 429,
+  api_error: 500,
+  overloaded_error: 529,
+};
+
+const statusOfType = (code: string | undefined): number | undefined =>
+  code === undefined ? undefined : ERROR_STATUS[code];
+
+/**
+ * The error type in the body outranks an unexpected status: `overloaded_error` or `api_error` on a
+ * 4xx (seen behind proxies) is still worth the next slot.
+ */
 function retryable(status: number, info: ProviderErrorInfo): boolean {
-  return isRetryableStatus(status) || info.code === 'overloaded_error' || info.code === 'api_error';
+  const typed = statusOfType(info.code);
+  return isRetryableStatus(status) || (typed !== undefined && isRetryableStatus(typed));
 }
 
 export function anthropicStatusError(res: UpstreamResponse): Promise<UpstreamError> {
   return statusError(res, extractAnthropicError, retryable);
 }
 
-const STREAM_ERROR_STATUS: Record<string, number> = {
-  overloaded_error: 529,
-  rate_limit_error: 429,
-  api_error: 500,
-  invalid_request_error: 400,
-};
-
-/** An `event: error` inside a stream (e.g. overloaded mid-answer). */
+/** An `event: error` inside a stream (e.g. overloaded mid-answer), with its type's status. */
 export function anthropicStreamError(data: unknown): UpstreamError {
   const info = extractAnthropicError(data);
-  const message = info.message ?? 'upstream reported an error mid-stream';
-  const status = (info.code && STREAM_ERROR_STATUS[info.code]) || 502;
-  return new UpstreamError(`upstream stream error: ${message}`, {
-    code: 'UPSTREAM_STATUS',
-    status,
-    retryable: retryable(status, info),
-    providerMessage: message,
-    providerCode: info.code,
-  });
+  const message = info.message ?? (typeof data === 'string' && data !== '' ? data : undefined);
+  return streamErrorEvent({ status: statusOfType(info.code), message, code: info.code });
 }

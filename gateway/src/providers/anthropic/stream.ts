@@ -1,5 +1,5 @@
 /** Anthropic Messages SSE → canonical stream events. */
-import type { SseEvent } from '../../upstream/sse.ts';
+import { errorEventData, isErrorEvent, type SseEvent } from '../../upstream/sse.ts';
 import { isObject, parseEventJson, type StreamMapper, usageOf } from '../common.ts';
 import type { StreamEvent } from '../types.ts';
 import { anthropicStreamError } from './errors.ts';
@@ -24,6 +24,7 @@ export class AnthropicStreamMapper implements StreamMapper {
   onEvent(ev: SseEvent, out: StreamEvent[]): void {
     // `ping` carries no information; skip it without parsing.
     if (ev.event === 'ping') return;
+    if (isErrorEvent(ev)) throw anthropicStreamError(errorEventData(ev));
     const raw = parseEventJson(ev.data);
     if (!isObject(raw)) return;
     const e = raw as AnthropicEvent;

@@ -1,5 +1,5 @@
 /** Gemini (Google API) error bodies `{"error":{"code","message","status"}}` → UpstreamError. */
-import { isRetryableStatus, UpstreamError } from '../../upstream/errors.ts';
+import { streamErrorEvent, type UpstreamError } from '../../upstream/errors.ts';
 import type { UpstreamResponse } from '../../upstream/http.ts';
 import { isObject, type ProviderErrorInfo, statusError } from '../common.ts';
 
@@ -18,17 +18,37 @@ export function geminiStatusError(res: UpstreamResponse): Promise<UpstreamError>
   return statusError(res, extractGeminiError);
 }
 
-/** An `{"error": …}` object sent as a stream event. */
-export function geminiStreamError(body: unknown): UpstreamError {
-  const info = extractGeminiError(body);
-  const err = isObject(body) && isObject(body.error) ? body.error : undefined;
-  const status = typeof err?.code === 'number' ? err.code : 502;
-  const message = info.message ?? 'upstream reported an error mid-stream';
-  return new UpstreamError(`upstream stream error: ${message}`, {
-    code: 'UPSTREAM_STATUS',
-    status,
-    retryable: isRetryableStatus(status),
-    providerMessage: message,
-    providerCode: info.code,
-  });
+/** The HTTP status of each google.rpc.Code name, for error events that carry no numeric code. */
+const RPC_STATUS: Record<string, number> = {
+  INVALID_ARGUMENT: 400,
+  FAILED_PRECONDITION: 400,
+  OUT_OF_RANGE: 400,
+  UNAUTHENTICATED: 401,
+  PERMISSION_DENIED: 403,
+  NOT_FOUND: 404,
+  ALREADY_EXISTS: 409,
+  ABORTED: 409,
+  RESOURCE_EXHAUSTED: 429,
+  INTERNAL: 500,
+  UNKNOWN: 500,
+  DATA_LOSS: 500,
+  NOT_IMPLEMENTED: 501,
+  UNAVAILABLE: 503,
+  DEADLINE_EXCEEDED: 504,
+};
+
+/** An `{"error": …}` chunk (or an `event: error`) inside a stream, with its `code` or its status name's. */
+export function geminiStreamError(data: unknown): UpstreamError {
+  const info = extractGeminiError(data);
+  const b = Array.isArray(data) ? data[0] : data;
+  const err = isObject(b) && isObject(b.error) ? b.error : undefined;
+  const code = err?.code;
+  const status =
+    typeof code === 'number' && Number.isInteger(code) && code >= 400 && code <= 599
+      ? code
+      : info.code === undefined
+        ? undefined
+        : RPC_STATUS[info.code];
+  const message = info.message ?? (typeof data === 'string' && data !== '' ? data : undefined);
+  return streamErrorEvent({ status, message, code: info.code });
 }

@@ -1,5 +1,5 @@
 /** Gemini streamGenerateContent?alt=sse → canonical stream events. */
-import type { SseEvent } from '../../upstream/sse.ts';
+import { errorEventData, isErrorEvent, type SseEvent } from '../../upstream/sse.ts';
 import { isObject, parseEventJson, type StreamMapper } from '../common.ts';
 import type { StreamEvent } from '../types.ts';
 import { geminiStreamError } from './errors.ts';
@@ -19,9 +19,10 @@ export class GeminiStreamMapper implements StreamMapper {
   private usage: GeminiUsage | undefined;
 
   onEvent(ev: SseEvent, out: StreamEvent[]): void {
+    if (isErrorEvent(ev)) throw geminiStreamError(errorEventData(ev));
     const raw = parseEventJson(ev.data);
     if (!isObject(raw)) return;
-    if (raw.error !== undefined) throw geminiStreamError(raw);
+    if (raw.error != null) throw geminiStreamError(raw);
     const chunk = raw as GeminiResponse;
     if (chunk.usageMetadata) this.usage = chunk.usageMetadata;
     this.responseId ??= chunk.responseId;

@@ -1,8 +1,8 @@
 /** OpenAI-style SSE chunks → canonical stream events. */
-import type { SseEvent } from '../../upstream/sse.ts';
+import { errorEventData, isErrorEvent, type SseEvent } from '../../upstream/sse.ts';
 import { isObject, parseEventJson, type StreamMapper } from '../common.ts';
 import type { StreamEvent } from '../types.ts';
-import { inStreamError } from './errors.ts';
+import { openaiStreamError } from './errors.ts';
 import { normaliseOpenAIUsage } from './response.ts';
 
 interface ChunkToolCall {
@@ -34,10 +34,11 @@ export class OpenAIStreamMapper implements StreamMapper {
       return;
     }
     if (this.done) return;
+    if (isErrorEvent(ev)) throw openaiStreamError(errorEventData(ev));
     const raw = parseEventJson(data);
     if (!isObject(raw)) return;
     const chunk = raw as Chunk;
-    if (chunk.error !== undefined) throw inStreamError(chunk.error);
+    if (chunk.error != null) throw openaiStreamError(chunk);
     const choice = chunk.choices?.[0];
     if (choice) {
       const delta = choice.delta;
