@@ -1,9 +1,10 @@
 import type { FastifyInstance } from 'fastify';
 import pino, { type Logger } from 'pino';
+import { buildStages } from './features.ts';
 import { buildGatewayApp } from './http/app.ts';
 import { buildOpsApp } from './http/ops-app.ts';
 import { GatewayMetrics } from './observability/metrics.ts';
-import { defaultStages, type PipelineStages } from './pipeline/stages.ts';
+import type { PipelineStages } from './pipeline/stages.ts';
 import type { SnapshotStore } from './snapshot/store.ts';
 import { createRuntimeState } from './state/index.ts';
 import type { RuntimeState } from './state/types.ts';
@@ -38,14 +39,15 @@ export function createGateway(store: SnapshotStore, opts: GatewayOptions = {}): 
   const state = opts.state
     ? opts.state(metrics, logger)
     : createRuntimeState({ registry: metrics.registry, logger });
+  const now = opts.now ?? Date.now;
   let closing = false;
   const app = buildGatewayApp({
     store,
     metrics,
     logger,
     state,
-    stages: opts.stages ?? defaultStages,
-    now: opts.now ?? Date.now,
+    stages: opts.stages ?? buildStages({ state, metrics, logger, now }),
+    now,
   });
   const ops = buildOpsApp(store, metrics, () => closing);
   if (store.current) metrics.setSnapshot(store.current.version);

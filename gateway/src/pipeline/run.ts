@@ -46,22 +46,26 @@ export async function runPipeline(
   const cached = await stages.cacheLookup(ex, p);
   if (cached) {
     describeResult(ex.record, p, undefined, cached, []);
+    stages.completed(ex, p, { ok: true, result: cached, usage: canonicalUsage(cached), fromCache: true });
     return { kind: 'answered', prepared: p, result: cached, slot: undefined, structured: undefined };
   }
   await stages.session(ex, p, req.body.session_id);
   const guard = stages.slotGuard(ex, p);
   if (guard) p.plan.guard = guard;
-  return req.mode === 'stream' ? stream(ex, p) : answer(ex, p);
+  return req.mode === 'stream' ? stream(stages, ex, p) : answer(stages, ex, p);
 }
 
-async function answer(ex: Exchange, p: Prepared): Promise<Outcome> {
+async function answer(stages: PipelineStages, ex: Exchange, p: Prepared): Promise<Outcome> {
   const outcome = await execute(p.plan, p.request, ex.signal);
   if (!outcome.ok) {
     describeFailure(ex.record, outcome.error, outcome.attempts);
+    stages.completed(ex, p, { ok: false, usage: undefined });
     return { kind: 'failed', prepared: p, error: outcome.error };
   }
   describeResult(ex.record, p, outcome.slot, outcome.result, outcome.attempts);
-  p.plan.guard?.commit(outcome.slot, canonicalUsage(outcome.result));
+  const usage = canonicalUsage(outcome.result);
+  p.plan.guard?.commit(outcome.slot, usage);
+  stages.completed(ex, p, { ok: true, result: outcome.result, usage, fromCache: false });
   return {
     kind: 'answered',
     prepared: p,
@@ -71,13 +75,14 @@ async function answer(ex: Exchange, p: Prepared): Promise<Outcome> {
   };
 }
 
-async function stream(ex: Exchange, p: Prepared): Promise<Outcome> {
+async function stream(stages: PipelineStages, ex: Exchange, p: Prepared): Promise<Outcome> {
   const opened = await openStream(p.plan, p.request as ChatRequest | CompletionRequest, ex.signal);
   if (!opened.ok) {
     describeFailure(ex.record, opened.error, opened.attempts);
+    stages.completed(ex, p, { ok: false, usage: undefined });
     return { kind: 'failed', prepared: p, error: opened.error };
   }
   // Before the encoder writes headers: they name the slot that answered.
   describeStreamStart(ex.record, opened.slot, opened.attempts);
-  return { kind: 'streaming', prepared: p, slot: opened.slot, events: followStream(ex, p, opened) };
+  return { kind: 'streaming', prepared: p, slot: opened.slot, events: followStream(stages, ex, p, opened) };
 }

@@ -1,5 +1,5 @@
 import { GatewayError } from '../errors/index.ts';
-import type { CanonicalResult } from '../providers/types.ts';
+import type { CanonicalResult, Usage } from '../providers/types.ts';
 import type { SlotGuard } from '../routing/plan.ts';
 import type { Exchange } from './exchange.ts';
 import type { Prepared } from './prepare.ts';
@@ -11,15 +11,24 @@ import type { Prepared } from './prepare.ts';
  * - cache: exact response-cache lookup (a hit skips the failover chain);
  * - session: load (or start) session memory and put its turns into the request;
  * - slotGuard: per-slot spend-cap reservations, committed or released by the chain.
- * What a stage wants written after the answer goes into the Settlement (pipeline/settle.ts), so
- * settle stays one pipelined round trip.
+ * - completed: once the chain has answered (for a stream: once it ended), what features write
+ *   afterwards (cache store, session append, rate-limit token correction). It must neither throw
+ *   nor wait: its Redis commands go out on the shared auto-pipelined client together with the
+ *   settle stage's request-log write.
  */
 export interface PipelineStages {
   admit(ex: Exchange, p: Prepared): Promise<void>;
   cacheLookup(ex: Exchange, p: Prepared): Promise<CanonicalResult | undefined>;
   session(ex: Exchange, p: Prepared, sessionId: string | undefined): Promise<void>;
   slotGuard(ex: Exchange, p: Prepared): SlotGuard | undefined;
+  completed(ex: Exchange, p: Prepared, done: Completion): void;
 }
+
+/** How the chain ended, for the `completed` stage. */
+export type Completion =
+  | { ok: true; result: CanonicalResult; usage: Usage | undefined; fromCache: boolean }
+  | { ok: true; streamedText: string; usage: Usage | undefined }
+  | { ok: false; usage: Usage | undefined };
 
 /** Until rate limits and caps exist, every request is admitted. */
 const admitAll: PipelineStages['admit'] = async () => {};
@@ -40,4 +49,5 @@ export const defaultStages: PipelineStages = {
   cacheLookup: noCache,
   session: noSessions,
   slotGuard: () => undefined,
+  completed: () => {},
 };

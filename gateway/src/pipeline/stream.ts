@@ -6,6 +6,7 @@ import { describeStreamEnd } from './describe.ts';
 import type { Exchange } from './exchange.ts';
 import type { StreamEnd } from './outcome.ts';
 import type { Prepared } from './prepare.ts';
+import type { PipelineStages } from './stages.ts';
 
 /**
  * Follows an opened stream for the encoder: yields its events, notes the time to first content,
@@ -14,6 +15,7 @@ import type { Prepared } from './prepare.ts';
  * in-stream (never a silent [DONE]); it is never retried, because the client already has bytes.
  */
 export async function* followStream(
+  stages: PipelineStages,
   ex: Exchange,
   p: Prepared,
   opened: Extract<OpenedStream, { ok: true }>,
@@ -58,5 +60,6 @@ export async function* followStream(
   describeStreamEnd(ex.record, p, slot, end, usage, text);
   // A stream that failed mid-way still consumed tokens: commit what was reported either way.
   p.plan.guard?.commit(slot, usage);
+  stages.completed(ex, p, end.ok ? { ok: true, streamedText: text, usage } : { ok: false, usage });
   return end;
 }

@@ -1,0 +1,20 @@
+import type { Logger } from 'pino';
+import type { GatewayMetrics } from './observability/metrics.ts';
+import { defaultStages, type PipelineStages } from './pipeline/stages.ts';
+import type { RuntimeState } from './state/types.ts';
+
+export interface FeatureDeps {
+  state: RuntimeState;
+  metrics: GatewayMetrics;
+  logger: Logger;
+  /** Wall clock (tests inject one). */
+  now: () => number;
+}
+
+/**
+ * Where features plug into the request pipeline: each feature replaces the default of the stage it
+ * owns (pipeline/stages.ts says which is which). One line per feature.
+ */
+export function buildStages(_deps: FeatureDeps): PipelineStages {
+  return { ...defaultStages };
+}
