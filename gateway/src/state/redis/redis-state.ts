@@ -1,4 +1,3 @@
-import type { ChainableCommander } from 'ioredis';
 import type { Logger } from 'pino';
 import type { Counter, Registry } from 'prom-client';
 import type { StateClient } from '../connect.ts';
@@ -17,6 +16,7 @@ import {
 import { foldUsage, forEachUsageField, usageHours } from '../usage-fields.ts';
 import { BoundedQueue } from './bounded-queue.ts';
 import { isRetryable } from './errors.ts';
+import { defineSettle } from './settle-script.ts';
 
 export interface RedisStateOptions {
   client: StateClient;
@@ -36,7 +36,7 @@ export interface RedisStateOptions {
   now?: () => number;
 }
 
-/** Settlements re-sent per round while draining the buffer (concurrently; each is its own MULTI). */
+/** Settlements re-sent per round while draining the buffer (concurrently; each is its own script call). */
 const DRAIN_CHUNK = 256;
 /**
  * Stream ids are Redis's clock at insertion, entry times the gateway's at completion; an entry is
@@ -51,20 +51,15 @@ const STREAM_ID = /^[0-9]{1,20}-[0-9]{1,20}$/;
 
 type Outcome = 'ok' | 'retry' | 'dropped';
 
-/** Where forEachUsageField adds; one per state, reused by every (synchronous) settle instead of a closure each. */
-interface UsageTarget {
-  m: ChainableCommander | undefined;
-  key: string;
-}
-
-function addToMulti(t: UsageTarget, field: string, by: number): void {
-  t.m?.hincrby(t.key, field, by);
+/** Appends a usage field and its increment to the script's arguments (a plain function: no closure per settle). */
+function pushField(args: Array<string | number>, field: string, by: number): void {
+  args.push(field, by);
 }
 
 /**
- * Runtime state in Redis or Redis Cluster. Each settlement is one MULTI (one round trip, all or
- * nothing, so a retry never double-counts a half-applied write); while Redis cannot take it, it waits
- * in a bounded buffer that drains as soon as the client is ready again.
+ * Runtime state in Redis or Redis Cluster. Each settlement is one script call (settle-script.ts: one
+ * round trip, applied whole or not at all, so a retry never double-counts); while Redis cannot take
+ * it, it waits in a bounded buffer that drains as soon as the client is ready again.
  */
 export class RedisRuntimeState implements RuntimeState {
   readonly backend = 'redis' as const;
@@ -81,7 +76,7 @@ export class RedisRuntimeState implements RuntimeState {
   readonly #onReady = () => {
     if (this.#buffer.size > 0) this.#drainSoon(0);
   };
-  readonly #usageTarget: UsageTarget = { m: undefined, key: '' };
+  readonly #settleScript: ReturnType<typeof defineSettle>;
   #inflight = 0;
   #draining = false;
   #timer: NodeJS.Timeout | undefined;
@@ -103,6 +98,7 @@ export class RedisRuntimeState implements RuntimeState {
     this.#closeTimeoutMs = opts.closeTimeoutMs ?? 5000;
     this.#ownsClient = opts.ownsClient ?? false;
     this.#now = opts.now ?? Date.now;
+    this.#settleScript = defineSettle(this.#client);
     this.#client.on('ready', this.#onReady);
   }
 
@@ -136,37 +132,35 @@ export class RedisRuntimeState implements RuntimeState {
   }
 
   /**
-   * One MULTI for the settlement. `direct`: a first attempt, which on a retryable failure goes to the
-   * buffer itself; the drain loop handles its own failures.
+   * One script call for the settlement. `direct`: a first attempt, which on a retryable failure goes
+   * to the buffer itself; the drain loop handles its own failures.
    */
   #send(s: Settlement, direct: boolean): Promise<Outcome> {
-    let m: ChainableCommander;
+    const logs = STATE_KEYS.logs(s.projectId);
+    let args: Array<string | number>;
     try {
-      m = this.#client.multi();
-      if (s.log)
-        m.xadd(STATE_KEYS.logs(s.projectId), 'MAXLEN', '~', s.logCap, '*', LOG_FIELD, JSON.stringify(s.log));
-      if (s.usage) {
-        const key = STATE_KEYS.usage(s.projectId, s.usage.hourStartSec);
-        const t = this.#usageTarget;
-        t.m = m;
-        t.key = key;
-        forEachUsageField(s.usage, addToMulti, t);
-        t.m = undefined;
-        m.expire(key, USAGE_TTL_SEC);
-      }
+      args = [
+        logs,
+        s.usage ? STATE_KEYS.usage(s.projectId, s.usage.hourStartSec) : logs,
+        s.log ? s.logCap : '',
+        s.log ? JSON.stringify(s.log) : '',
+        s.usage ? USAGE_TTL_SEC : '',
+      ];
+      if (s.usage) forEachUsageField(s.usage, pushField, args);
     } catch (err) {
       // Only JSON.stringify can fail here (a cyclic or BigInt customer_data): no retry will help.
       this.#drop(s, `not serialisable: ${String(err)}`);
       return Promise.resolve('dropped');
     }
     this.#inflight++;
-    return m.exec().then(
-      (results) => {
+    return this.#settleScript(args).then(
+      ([logErr, usageErr]) => {
         this.#inflight--;
-        const failed = results?.find(([err]) => err);
-        if (failed) this.#drop(s, `refused by redis: ${String(failed[0])}`);
+        // A part can fail alone (a key of the wrong type): count only what was lost.
+        if (logErr || usageErr)
+          this.#drop(s, `refused by redis: ${logErr || usageErr}`, !!logErr, !!usageErr);
         this.#settled();
-        return failed ? 'dropped' : 'ok';
+        return logErr || usageErr ? 'dropped' : 'ok';
       },
       (err: unknown) => {
         this.#inflight--;
@@ -255,8 +249,9 @@ export class RedisRuntimeState implements RuntimeState {
     if (s.usage) counter.inc({ kind: 'usage' });
   }
 
-  #drop(s: Settlement, reason: string): void {
-    this.#count(this.#metrics.dropped, s);
+  #drop(s: Settlement, reason: string, log = s.log !== undefined, usage = s.usage !== undefined): void {
+    if (log) this.#metrics.dropped.inc({ kind: 'log' });
+    if (usage) this.#metrics.dropped.inc({ kind: 'usage' });
     this.#dropsUnlogged++;
     const now = this.#now();
     if (now - this.#lastDropLog >= DROP_LOG_EVERY_MS) {

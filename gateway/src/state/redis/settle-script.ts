@@ -1,0 +1,41 @@
+import type { StateClient } from '../connect.ts';
+import { LOG_FIELD } from '../keys.ts';
+
+/**
+ * One settlement, one EVALSHA: append the log entry to the project's capped stream and add the usage
+ * counters to the hour's hash, in one round trip and one atomic step (a retry after a failed call
+ * never finds half of it applied). A part Redis refuses (a key of the wrong type) is reported back
+ * instead of aborting the other part.
+ *
+ * KEYS[1] log stream, KEYS[2] usage hash (same hash tag, so one slot on a cluster).
+ * ARGV[1] log cap, '' for no log; ARGV[2] entry JSON; ARGV[3] usage TTL seconds, '' for no usage;
+ * ARGV[4..] usage field, increment, field, increment, ...
+ * Returns {log error or '', usage error or ''}.
+ */
+const SETTLE_LUA = `
+local logErr, usageErr = '', ''
+if ARGV[1] ~= '' then
+  local r = redis.pcall('XADD', KEYS[1], 'MAXLEN', '~', ARGV[1], '*', '${LOG_FIELD}', ARGV[2])
+  if type(r) == 'table' and r.err then logErr = r.err end
+end
+if ARGV[3] ~= '' then
+  for i = 4, #ARGV, 2 do
+    local r = redis.pcall('HINCRBY', KEYS[2], ARGV[i], ARGV[i + 1])
+    if type(r) == 'table' and r.err then usageErr = r.err break end
+  end
+  if usageErr == '' then redis.call('EXPIRE', KEYS[2], ARGV[3]) end
+end
+return {logErr, usageErr}
+`;
+
+const COMMAND = 'switchyardSettle';
+
+type SettleFn = (args: Array<string | number>) => Promise<[string, string]>;
+
+/** Registers the script on the client (ioredis sends EVALSHA, and EVAL once after NOSCRIPT). */
+export function defineSettle(client: StateClient): SettleFn {
+  client.defineCommand(COMMAND, { numberOfKeys: 2, lua: SETTLE_LUA });
+  const fn = (client as unknown as Record<string, SettleFn>)[COMMAND];
+  if (typeof fn !== 'function') throw new Error('ioredis did not define the settle command');
+  return fn.bind(client);
+}
