@@ -101,7 +101,7 @@ export function buildGatewayApp(opts: GatewayAppOptions): FastifyInstance {
       throw new GatewayError('service_unavailable', 'The gateway has no configuration loaded yet.', {
         retryAfterSeconds: 1,
       });
-    const auth = authenticate(req.headers.authorization, runtime);
+    const auth = authenticate(req.headers.authorization, runtime, now());
     req.auth = auth;
     req.record.project = auth.key.projectId;
     req.record.keyId = auth.key.keyId;
