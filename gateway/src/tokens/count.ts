@@ -1,5 +1,5 @@
 import { getEncoding, type Tiktoken } from 'js-tiktoken';
-import type { ProviderTypeName } from '#contract';
+import type { ProviderType } from '#contract';
 import type { ChatMessage } from '../providers/types.ts';
 
 /**
@@ -17,10 +17,10 @@ export function warmTokenizer(): void {
   encoding ??= getEncoding('o200k_base');
 }
 
-const usesTiktoken = (type: ProviderTypeName): boolean =>
+const usesTiktoken = (type: ProviderType): boolean =>
   type === 'openai' || type === 'azure-openai' || type === 'openai-compatible';
 
-export function countTextTokens(text: string, type: ProviderTypeName): number {
+export function countTextTokens(text: string, type: ProviderType): number {
   if (text.length === 0) return 0;
   if (!usesTiktoken(type)) return Math.ceil(text.length / 4);
   warmTokenizer();
@@ -33,7 +33,7 @@ const IMAGE_TOKENS = 765;
 const PER_MESSAGE = 3;
 const REPLY_PRIMING = 3;
 
-export function countMessageTokens(messages: readonly ChatMessage[], type: ProviderTypeName): number {
+export function countMessageTokens(messages: readonly ChatMessage[], type: ProviderType): number {
   let n = REPLY_PRIMING;
   for (const m of messages) {
     n += PER_MESSAGE + countTextTokens(m.role, type);
