@@ -1,0 +1,332 @@
+/**
+ * The charts as helm renders them, without a cluster: lint, golden files for default and full
+ * values (UPDATE_GOLDEN=1 rewrites them), the strict values schema, and the invariants that tie
+ * the charts to their sources (crds/, operator/rbac/, the alert rules and the dashboard).
+ */
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { parse, parseAllDocuments } from 'yaml';
+import {
+  buildChartTools,
+  CHART,
+  CRD_CHART,
+  FULL_VALUES,
+  find,
+  GOLDEN_DIR,
+  helm,
+  helmOk,
+  type KubeObject,
+  parseObjects,
+  REQUIRED_VALUES,
+  root,
+  template,
+} from './tools.ts';
+
+beforeAll(() => buildChartTools(), 30 * 60_000);
+
+type Container = {
+  name: string;
+  args: string[];
+  env: { name: string; value?: string; valueFrom?: { secretKeyRef?: { name: string; key: string } } }[];
+  ports: { name: string; containerPort: number }[];
+  securityContext: Record<string, unknown>;
+  livenessProbe: { httpGet: { path: string; port: string } };
+  readinessProbe: { httpGet: { path: string; port: string } };
+  lifecycle?: { preStop: { sleep: { seconds: number } } };
+};
+type PodSpec = {
+  securityContext: Record<string, unknown>;
+  terminationGracePeriodSeconds: number;
+  automountServiceAccountToken?: boolean;
+  serviceAccountName: string;
+  containers: Container[];
+};
+const podSpec = (o: KubeObject) => (o.spec as { template: { spec: PodSpec } }).template.spec;
+const container = (o: KubeObject) => {
+  const c = podSpec(o).containers[0];
+  if (!c) throw new Error(`${o.metadata.name} has no container`);
+  return c;
+};
+const envOf = (o: KubeObject, name: string) => container(o).env.find((e) => e.name === name);
+
+/** The generated seal key differs on every render; the golden holds a placeholder. */
+function normalize(rendered: string): string {
+  return rendered.replace(/^( {2}sealKey: )(\S+)$/m, (_all, head: string, value: string) => {
+    const key = Buffer.from(Buffer.from(value, 'base64').toString('utf8'), 'base64');
+    if (key.length !== 32) throw new Error(`generated seal key is ${key.length} bytes, not 32`);
+    return `${head}<generated: base64 of 32 random bytes>`;
+  });
+}
+
+async function golden(name: string, values: readonly string[]): Promise<void> {
+  const rendered = normalize(await template(CHART, values));
+  const file = join(GOLDEN_DIR, `${name}.yaml`);
+  if (process.env.UPDATE_GOLDEN === '1') writeFileSync(file, rendered);
+  expect(rendered, `${file} (UPDATE_GOLDEN=1 rewrites it after a deliberate change)`).toBe(
+    readFileSync(file, 'utf8'),
+  );
+}
+
+describe('helm lint', () => {
+  it('passes for both charts, strict', async () => {
+    const crds = await helm(['lint', '--strict', CRD_CHART]);
+    expect(crds.stdout + crds.stderr).toContain('0 chart(s) failed');
+    expect(crds.code).toBe(0);
+    for (const values of [[...REQUIRED_VALUES], ['-f', FULL_VALUES]]) {
+      const r = await helm(['lint', '--strict', CHART, ...values]);
+      expect(r.stdout + r.stderr).toContain('0 chart(s) failed');
+      expect(r.code).toBe(0);
+    }
+  });
+});
+
+describe('golden files', () => {
+  it('default values (plus the required redis.url)', () => golden('default', REQUIRED_VALUES));
+  it('every option set (test/charts/values-full.yaml)', () => golden('full', ['-f', FULL_VALUES]));
+});
+
+describe('values.schema.json', () => {
+  const refused = async (args: string[]) => {
+    const r = await helm(['template', 'x', CHART, ...REQUIRED_VALUES, ...args]);
+    expect(r.code, r.stdout).not.toBe(0);
+    return r.stderr;
+  };
+
+  it('refuses a misspelt key anywhere, naming it', async () => {
+    expect(await refused(['--set', 'gateway.replcas=3'])).toMatch(
+      /at '\/gateway': additional properties 'replcas' not allowed/,
+    );
+    expect(await refused(['--set', 'imagee.tag=x'])).toMatch(/additional properties 'imagee' not allowed/);
+    expect(await refused(['--set', 'operator.resources.limit.memory=1Gi'])).toMatch(
+      /at '\/operator\/resources': additional properties 'limit' not allowed/,
+    );
+    expect(await refused(['--set', 'networkPolicy.apiFrom[0].podSelecter.matchLabels.a=b'])).toMatch(
+      /additional properties 'podSelecter' not allowed/,
+    );
+  });
+
+  it('refuses wrong types and values, naming the field', async () => {
+    expect(await refused(['--set', 'gateway.port=eighty'])).toMatch(
+      /at '\/gateway\/port': got string, want integer/,
+    );
+    expect(await refused(['--set', 'logLevel=verbose'])).toMatch(/at '\/logLevel'/);
+    expect(await refused(['--set', 'redis.url=http://redis:6379'])).toMatch(/at '\/redis\/url'/);
+    expect(await refused(['--set', 'serviceMonitor.interval=often'])).toMatch(
+      /at '\/serviceMonitor\/interval'/,
+    );
+  });
+
+  it('the CRD chart is strict too', async () => {
+    const r = await helm(['template', 'x', CRD_CHART, '--set', 'kep=false']);
+    expect(r.code).not.toBe(0);
+    expect(r.stderr).toMatch(/additional properties 'kep' not allowed/);
+  });
+
+  it('every object of the schema refuses unknown keys', () => {
+    const schema = JSON.parse(readFileSync(join(CHART, 'values.schema.json'), 'utf8')) as Record<
+      string,
+      unknown
+    >;
+    const loose: string[] = [];
+    const walk = (node: unknown, path: string) => {
+      if (!node || typeof node !== 'object') return;
+      const n = node as Record<string, unknown>;
+      if (n.properties && n.additionalProperties !== false) loose.push(path || '/');
+      for (const [k, v] of Object.entries(n)) walk(v, `${path}/${k}`);
+    };
+    walk(schema, '');
+    expect(loose).toEqual([]);
+    expect(schema.$schema).toBe('https://json-schema.org/draft/2020-12/schema');
+  });
+
+  it('needs exactly one Redis source', async () => {
+    const none = await helm(['template', 'x', CHART]);
+    expect(none.stderr).toContain(
+      'set exactly one of redis.url, redis.clusterNodes or redis.existingSecret.name',
+    );
+    const two = await helm([
+      'template',
+      'x',
+      CHART,
+      ...REQUIRED_VALUES,
+      '--set',
+      'redis.existingSecret.name=r',
+    ]);
+    expect(two.stderr).toContain('set exactly one of');
+  });
+});
+
+describe('what the chart renders', () => {
+  let defaults: KubeObject[];
+  let full: KubeObject[];
+  beforeAll(async () => {
+    [defaults, full] = await Promise.all([
+      template(CHART, REQUIRED_VALUES).then(parseObjects),
+      template(CHART, ['-f', FULL_VALUES]).then(parseObjects),
+    ]);
+  });
+
+  it('the CRD chart renders exactly crds/, plus release labels and the keep policy', async () => {
+    const rendered = parseObjects(await template(CRD_CHART));
+    const files = ['apikeys', 'projects', 'providers', 'spendcaps', 'workflows'];
+    expect(rendered.map((o) => o.metadata.name).sort()).toEqual(files.map((f) => `${f}.switchyard.dev`));
+    for (const crd of rendered) {
+      const source = parse(
+        readFileSync(join(root, 'crds', `${crd.metadata.name}.yaml`), 'utf8'),
+      ) as KubeObject;
+      expect(crd.metadata.annotations).toEqual({ 'helm.sh/resource-policy': 'keep' });
+      expect(crd.metadata.labels).toMatchObject({
+        ...source.metadata.labels,
+        'app.kubernetes.io/managed-by': 'Helm',
+      });
+      const strip = ({ metadata: { name }, ...rest }: KubeObject) => ({ name, ...rest });
+      expect(strip(crd)).toEqual(strip(source));
+    }
+    const unkept = parseObjects(await template(CRD_CHART, ['--set', 'keep=false']));
+    expect(unkept.every((o) => o.metadata.annotations === undefined)).toBe(true);
+  });
+
+  it('RBAC: the operator gets exactly the rules of operator/rbac/, the gateway none', () => {
+    const file = (f: string) =>
+      parse(readFileSync(join(root, 'operator/rbac', f), 'utf8')) as { rules: unknown };
+    expect(find(defaults, 'ClusterRole').rules).toEqual(file('clusterrole.yaml').rules);
+    expect(find(defaults, 'Role').rules).toEqual(file('leader-election-role.yaml').rules);
+    expect(
+      defaults
+        .filter((o) => /Role/.test(o.kind))
+        .map((o) => o.kind)
+        .sort(),
+    ).toEqual(['ClusterRole', 'ClusterRoleBinding', 'Role', 'RoleBinding']);
+    // watchNamespace: the ClusterRole is bound in that namespace only.
+    const binding = full.filter((o) => o.kind === 'RoleBinding').find((o) => o.metadata.namespace === 'acme');
+    expect(binding?.roleRef).toMatchObject({ kind: 'ClusterRole' });
+    expect(full.some((o) => o.kind === 'ClusterRoleBinding')).toBe(false);
+    expect(envOf(find(full, 'Deployment', 'ai-gateway-operator'), 'WATCH_NAMESPACE')?.value).toBe('acme');
+    const gateway = find(defaults, 'Deployment', 'switchyard-gateway');
+    expect(podSpec(gateway).automountServiceAccountToken).toBe(false);
+    expect(find(defaults, 'ServiceAccount', 'switchyard-gateway').automountServiceAccountToken).toBe(false);
+  });
+
+  it('pods: restricted security context, probes on the ops ports, drain-long grace period', () => {
+    for (const objects of [defaults, full])
+      for (const d of objects.filter((o) => o.kind === 'Deployment')) {
+        const spec = podSpec(d);
+        expect(spec.securityContext).toMatchObject({
+          runAsNonRoot: true,
+          seccompProfile: { type: 'RuntimeDefault' },
+        });
+        expect(container(d).securityContext).toMatchObject({
+          allowPrivilegeEscalation: false,
+          readOnlyRootFilesystem: true,
+          capabilities: { drop: ['ALL'] },
+        });
+        expect(container(d).livenessProbe.httpGet).toEqual({ path: '/healthz', port: 'metrics' });
+        expect(container(d).readinessProbe.httpGet).toEqual({ path: '/readyz', port: 'metrics' });
+      }
+    const gw = find(full, 'Deployment', 'ai-gateway-gateway');
+    expect(container(gw).args).toEqual(['dist/gateway/src/main.js']);
+    expect(container(gw).ports).toEqual([
+      { name: 'http', containerPort: 8000, protocol: 'TCP' },
+      { name: 'metrics', containerPort: 9000, protocol: 'TCP' },
+    ]);
+    expect(envOf(gw, 'SWITCHYARD_SHUTDOWN_GRACE_MS')?.value).toBe('120000');
+    expect(container(gw).lifecycle?.preStop.sleep.seconds).toBe(10);
+    expect(podSpec(gw).terminationGracePeriodSeconds).toBe(10 + 120 + 5);
+    const op = find(defaults, 'Deployment', 'switchyard-operator');
+    expect(container(op).args).toEqual(['dist/operator/src/main.js']);
+    expect((op.spec as { replicas: number }).replicas).toBe(2);
+    expect(envOf(op, 'METRICS_PORT')?.value).toBe('9091');
+    expect(envOf(op, 'LEASE_NAMESPACE')?.value).toBe('switchyard-system');
+  });
+
+  it('autoscaling owns the gateway replica count when on; the Deployment does when off', () => {
+    const hpa = find(defaults, 'HorizontalPodAutoscaler');
+    expect(hpa.spec).toMatchObject({
+      minReplicas: 2,
+      maxReplicas: 10,
+      scaleTargetRef: { name: 'switchyard-gateway' },
+    });
+    expect(
+      (find(defaults, 'Deployment', 'switchyard-gateway').spec as { replicas?: number }).replicas,
+    ).toBeUndefined();
+    expect(full.some((o) => o.kind === 'HorizontalPodAutoscaler')).toBe(false);
+    expect((find(full, 'Deployment', 'ai-gateway-gateway').spec as { replicas?: number }).replicas).toBe(3);
+  });
+
+  it('secrets: a generated seal key and the Redis URL by default; the user’s Secrets when named', () => {
+    const secrets = defaults.filter((o) => o.kind === 'Secret').map((o) => o.metadata.name);
+    expect(secrets.sort()).toEqual(['switchyard-redis', 'switchyard-seal-key']);
+    const gw = find(defaults, 'Deployment', 'switchyard-gateway');
+    expect(envOf(gw, 'REDIS_URL')?.valueFrom?.secretKeyRef).toEqual({ name: 'switchyard-redis', key: 'url' });
+    expect(envOf(gw, 'SWITCHYARD_SEAL_KEY')?.valueFrom?.secretKeyRef).toEqual({
+      name: 'switchyard-seal-key',
+      key: 'sealKey',
+    });
+    expect(full.some((o) => o.kind === 'Secret')).toBe(false);
+    for (const name of ['ai-gateway-gateway', 'ai-gateway-operator']) {
+      const d = find(full, 'Deployment', name);
+      expect(envOf(d, 'REDIS_CLUSTER_NODES')?.valueFrom?.secretKeyRef).toEqual({
+        name: 'redis-cluster-seeds',
+        key: 'seeds',
+      });
+      expect(envOf(d, 'REDIS_URL')).toBeUndefined();
+      expect(envOf(d, 'SWITCHYARD_SEAL_KEY')?.valueFrom?.secretKeyRef).toEqual({
+        name: 'switchyard-seal',
+        key: 'key',
+      });
+    }
+  });
+
+  it('monitoring objects are off by default and carry their release label when on', () => {
+    const monitoring = (objects: KubeObject[]) =>
+      objects.filter((o) => ['ServiceMonitor', 'PrometheusRule'].includes(o.kind) || o.kind === 'ConfigMap');
+    expect(monitoring(defaults)).toEqual([]);
+    const on = monitoring(full);
+    expect(on.map((o) => o.kind).sort()).toEqual(['ConfigMap', 'PrometheusRule', 'ServiceMonitor']);
+    for (const o of on)
+      expect(o.metadata.labels).toMatchObject({ release: 'kube-prometheus-stack', team: 'platform' });
+    const dashboard = find(full, 'ConfigMap');
+    expect(dashboard.metadata.labels?.grafana_dashboard).toBe('1');
+    expect(dashboard.metadata.namespace).toBe('monitoring');
+    expect((dashboard.data as Record<string, string>)['switchyard.json']).toBe(
+      readFileSync(join(CHART, 'files/dashboard.json'), 'utf8').trimEnd(),
+    );
+  });
+
+  it('the PrometheusRule holds files/alerts.yaml, with runbook_url when a base URL is set', async () => {
+    const source = parse(readFileSync(join(CHART, 'files/alerts.yaml'), 'utf8')) as {
+      groups: { rules: { annotations: Record<string, string> }[] }[];
+    };
+    const withUrls = structuredClone(source);
+    for (const g of withUrls.groups)
+      for (const r of g.rules)
+        r.annotations.runbook_url = `https://git.example.com/platform/switchyard/blob/main/${r.annotations.runbook}`;
+    expect(find(full, 'PrometheusRule').spec).toEqual(withUrls);
+    const plain = parseObjects(
+      await template(CHART, [...REQUIRED_VALUES, '--set', 'prometheusRule.enabled=true']),
+    );
+    expect(find(plain, 'PrometheusRule').spec).toEqual(source);
+  });
+
+  it('NetworkPolicy admits the API and metrics ports from the configured peers', () => {
+    const gw = find(full, 'NetworkPolicy', 'ai-gateway-gateway').spec as {
+      ingress: { ports: { port: string }[]; from?: unknown[] }[];
+    };
+    expect(gw.ingress.map((i) => [i.ports[0]?.port, i.from?.length])).toEqual([
+      ['http', 2],
+      ['metrics', 1],
+    ]);
+    const open = find(defaults, 'NetworkPolicy', 'switchyard-gateway').spec as {
+      ingress: { from?: unknown[] }[];
+    };
+    expect(open.ingress.every((i) => i.from === undefined)).toBe(true);
+  });
+
+  it('renders no duplicate keys (YAML 1.2 strict parse of the whole stream)', async () => {
+    for (const values of [[...REQUIRED_VALUES], ['-f', FULL_VALUES]]) {
+      const docs = parseAllDocuments(await helmOk(['template', 'x', CHART, ...values]), { uniqueKeys: true });
+      expect(docs.flatMap((d) => d.errors.map((e) => e.message))).toEqual([]);
+    }
+  });
+});
