@@ -171,6 +171,15 @@ export function stateContract(name: string, setup: () => Promise<StateUnderTest>
       });
     });
 
+    it('finds entries timed now by a recent time range', async () => {
+      const p = projectId('recent');
+      const now = Date.now();
+      const written = [0, 1, 2].map((n) => entry(p, n, { time: new Date(now - n * 1000).toISOString() }));
+      await write(p, written);
+      const { entries } = await allPages(state, p, { from: now - 60_000, to: now + 60_000, limit: 10 });
+      expect(ids(entries)).toEqual(ids(written).reverse());
+    });
+
     it('pages 250 entries by 40 with no duplicates and no gaps', async () => {
       const p = projectId('pages');
       const written = Array.from({ length: 250 }, (_, n) => entry(p, n));

@@ -167,6 +167,30 @@ describe('redis runtime state when Redis goes away', () => {
     expect((await state.queryUsage(p, usageRange)).map((r) => r.requests)).toEqual([1]);
   });
 
+  it('retries, rather than drops, what a full Redis (OOM) refuses', async () => {
+    const { client, registry, state } = await setup();
+    const p = projectId('oom');
+    await client.config('SET', 'maxmemory-policy', 'noeviction');
+    await client.config('SET', 'maxmemory', '1');
+    settleMany(state, p, 0, 3);
+    state.settle({ projectId: p, usage: usage({ hourStartSec: HOUR }), logCap: 10 });
+    // Wait until the refused first attempts are all in the buffer, then free the memory.
+    for (
+      let waited = 0;
+      (await metric(registry, 'switchyard_state_writes_buffered_total', { kind: 'usage' })) < 4;
+      waited += 10
+    ) {
+      if (waited > 3000) throw new Error('the OOM-refused settlements were not buffered');
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    await client.config('SET', 'maxmemory', '0');
+    await state.flush();
+    expect(await metric(registry, 'switchyard_state_writes_dropped_total', { kind: 'log' })).toBe(0);
+    expect(await metric(registry, 'switchyard_state_writes_dropped_total', { kind: 'usage' })).toBe(0);
+    expect((await state.queryLogs(p, { limit: 10 })).entries).toHaveLength(3);
+    expect((await state.queryUsage(p, usageRange)).map((r) => r.requests)).toEqual([4]);
+  });
+
   it('gives up on what is still buffered at close, counted', async () => {
     const { redis, client, registry, state } = await setup({ closeTimeoutMs: 50 });
     const p = projectId('closing');

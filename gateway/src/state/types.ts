@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { StateClient } from './connect.ts';
 
 /**
  * The runtime-state contract: everything the gateway keeps between requests (request logs and usage
@@ -166,6 +167,12 @@ export const MAX_USAGE_RANGE_MS = 93 * 24 * 3_600_000;
 
 export interface RuntimeState {
   readonly backend: 'memory' | 'redis';
+  /**
+   * The shared, auto-pipelined client (undefined in memory mode). Feature stores (limits, spend,
+   * cache, sessions, jobs) build their Redis adapters on it, so commands issued in the same tick,
+   * such as everything written at settle, travel in one round trip.
+   */
+  readonly redis: StateClient | undefined;
   /**
    * Records a finished request. Never throws and never blocks the caller: on Redis the write is
    * pipelined; if Redis is away it is buffered (bounded), retried, and what cannot be kept is

@@ -64,6 +64,9 @@ function pushField(args: Array<string | number>, field: string, by: number): voi
 export class RedisRuntimeState implements RuntimeState {
   readonly backend = 'redis' as const;
   readonly #client: StateClient;
+  get redis(): StateClient {
+    return this.#client;
+  }
   readonly #logger: Logger;
   readonly #metrics: StateWriteMetrics;
   readonly #buffer: BoundedQueue<Settlement>;
@@ -74,6 +77,7 @@ export class RedisRuntimeState implements RuntimeState {
   readonly #ownsClient: boolean;
   readonly #now: () => number;
   readonly #onReady = () => {
+    this.#failedRounds = 0;
     if (this.#buffer.size > 0) this.#drainSoon(0);
   };
   readonly #settleScript: ReturnType<typeof defineSettle>;
@@ -142,7 +146,7 @@ export class RedisRuntimeState implements RuntimeState {
       args = [
         logs,
         s.usage ? STATE_KEYS.usage(s.projectId, s.usage.hourStartSec) : logs,
-        s.log ? s.logCap : '',
+        s.log ? Math.max(1, s.logCap) : '',
         s.log ? JSON.stringify(s.log) : '',
         s.usage ? USAGE_TTL_SEC : '',
       ];
@@ -188,7 +192,9 @@ export class RedisRuntimeState implements RuntimeState {
     const evicted = this.#buffer.push(s);
     if (evicted) this.#drop(evicted, 'write buffer full');
     this.#metrics.bufferSize.set(this.#buffer.size);
-    this.#drainSoon(this.#client.status === 'ready' ? 0 : this.#backoff());
+    // Straight away only while nothing has failed yet; after a failed round, new arrivals must not
+    // cut the backoff short (a refusing Redis would otherwise be retried on every request).
+    this.#drainSoon(this.#client.status === 'ready' && this.#failedRounds === 0 ? 0 : this.#backoff());
   }
 
   #backoff(): number {
