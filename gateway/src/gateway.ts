@@ -39,7 +39,7 @@ export function createGateway(store: SnapshotStore, opts: GatewayOptions = {}): 
   const state = opts.state
     ? opts.state(metrics, logger)
     : createRuntimeState({ registry: metrics.registry, logger });
-  const now = opts.now ?? Date.now;
+  const now = opts.now ?? (() => Date.now());
   let closing = false;
   const app = buildGatewayApp({
     store,

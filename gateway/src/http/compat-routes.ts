@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { RequestType } from '#contract';
+import { type RequestType, STREAMABLE_REQUEST_TYPES } from '#contract';
 import type { AuthContext } from '../auth/authenticate.ts';
 import { GatewayError } from '../errors/index.ts';
 import { runPipeline } from '../pipeline/run.ts';
@@ -32,7 +32,8 @@ function compatAuth(req: FastifyRequest): AuthContext {
   return auth;
 }
 
-const CHAT_TYPES: readonly RequestType[] = ['chat', 'vision', 'completion'];
+/** The chat endpoint serves exactly the request types that stream. */
+const CHAT_TYPES: readonly RequestType[] = STREAMABLE_REQUEST_TYPES;
 
 /**
  * The OpenAI-compatible surface: each endpoint parses its body into the native vocabulary, runs the

@@ -1,4 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { ApiKeyScope } from '#contract';
 import type { AuthContext } from '../auth/authenticate.ts';
 import type { RequestRecord } from '../observability/request-record.ts';
 import type { Exchange } from '../pipeline/exchange.ts';
@@ -14,7 +15,7 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     surface?: 'native' | 'compat';
     /** The key scope a route needs; routes without one are public (health, metrics). */
-    scope?: 'ai' | 'console';
+    scope?: ApiKeyScope;
   }
 }
 

@@ -1,4 +1,4 @@
-import type { RequestType } from '#contract';
+import { isStreamable, type RequestType, takesStructuredOutput } from '#contract';
 import type { AuthContext } from '../auth/authenticate.ts';
 import { GatewayError } from '../errors/index.ts';
 import type { CanonicalRequest } from '../providers/types.ts';
@@ -22,8 +22,6 @@ export interface Prepared {
   customerData: Record<string, unknown>;
   eventName: string | undefined;
 }
-
-const STREAMABLE = new Set(['chat', 'completion', 'vision']);
 
 export interface PrepareOptions {
   /** Compatible surface: `model` only ever names a workflow, of one of these request types. */
@@ -78,12 +76,12 @@ export function prepare(auth: AuthContext, body: NativeBody, opts: PrepareOption
         hint: `It supports: ${route.supported.join(', ')}.`,
       },
     );
-  if (body.stream && !STREAMABLE.has(requestType))
+  if (body.stream && !isStreamable(requestType))
     throw new GatewayError('invalid_request', `stream is not supported for request type ${requestType}.`, {
       param: 'stream',
     });
 
-  const structured = STREAMABLE.has(requestType)
+  const structured = takesStructuredOutput(requestType)
     ? resolveStructured(
         body.response_format,
         wf?.config.structuredOutputSchema,

@@ -1,6 +1,6 @@
 import type { Exchange } from '../pipeline/exchange.ts';
 import type { Outcome } from '../pipeline/outcome.ts';
-import { type NativeMeta, upstreamHttpStatus } from './native.ts';
+import type { NativeMeta } from './native.ts';
 
 /**
  * `meta` and the `x-service-*` headers, built in one place from the exchange's record and the
@@ -12,7 +12,7 @@ export function nativeMeta(ex: Exchange, outcome: Outcome): NativeMeta {
   const failed = outcome.kind === 'failed';
   return {
     status: failed ? 'error' : 'success',
-    http_status: failed ? upstreamHttpStatus(outcome.error) : 200,
+    http_status: failed ? outcome.error.httpStatus : 200,
     workflow: p.workflowName,
     requested_provider: p.requestedProvider,
     requested_model: p.requestedModel,

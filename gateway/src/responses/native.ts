@@ -1,5 +1,4 @@
 import type { Attempt } from '../routing/attempts.ts';
-import type { UpstreamError } from '../upstream/errors.ts';
 
 export interface NativeMeta {
   status: 'success' | 'error';
@@ -24,20 +23,6 @@ export interface WrappedBody {
   meta: NativeMeta;
   backups: { position: number; provider: string; model: string }[];
   error?: { message: string; details: { status: number; message: string } };
-}
-
-/** HTTP status reported for a provider failure: the upstream's own 4xx, 504 for timeouts, else 502. */
-export function upstreamHttpStatus(e: UpstreamError): number {
-  if (e.code === 'UPSTREAM_TIMEOUT') return 504;
-  if (
-    e.code === 'UPSTREAM_STATUS' &&
-    e.status !== undefined &&
-    e.status >= 400 &&
-    e.status < 500 &&
-    e.status !== 429
-  )
-    return e.status;
-  return 502;
 }
 
 /** Values of the workflow's cache fields, keyed by path, e.g. `{"metadata.customer_id": "c-42"}`. */

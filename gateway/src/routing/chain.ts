@@ -12,8 +12,6 @@ export const toUpstreamError = (err: unknown): UpstreamError =>
     ? err
     : new UpstreamError(`internal error calling the provider: ${(err as Error)?.message ?? String(err)}`, {
         code: 'UPSTREAM_BAD_RESPONSE',
-        status: 502,
-        retryable: true,
         cause: err,
       });
 
@@ -82,8 +80,6 @@ export async function runChain<T>(
       last ??
       new UpstreamError('every slot of the failover chain was skipped', {
         code: 'UPSTREAM_UNSUPPORTED',
-        retryable: false,
-        status: 502,
       }),
     attempts,
     allSkipped: called === 0,

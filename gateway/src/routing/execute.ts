@@ -21,8 +21,6 @@ function verifyStructured(plan: ExecutionPlan, result: CanonicalResult): unknown
   if (!check.ok)
     throw new UpstreamError(check.message, {
       code: 'UPSTREAM_BAD_RESPONSE',
-      status: 502,
-      retryable: true,
       providerMessage: check.message,
     });
   return check.value;

@@ -37,8 +37,6 @@ export async function openStream(
     if (first.done)
       throw new UpstreamError('the provider ended the stream without content', {
         code: 'UPSTREAM_STREAM_CUT',
-        status: 502,
-        retryable: true,
       });
     return { first: first.value, rest };
   });
