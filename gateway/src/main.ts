@@ -4,13 +4,16 @@ import { ConfigError, readGatewayEnv } from './config/env.ts';
 import { createGateway } from './gateway.ts';
 import { RedisSnapshotSource } from './snapshot/redis-source.ts';
 import { SnapshotStore } from './snapshot/store.ts';
-import { createRuntimeState } from './state/index.ts';
+import { createRuntimeState, redisOptionsFromEnv, type StateRedisConfig } from './state/index.ts';
 
 // A gateway pod: serves the snapshot the operator publishes to Redis. Thin on purpose; the logic
 // lives in createGateway and RedisSnapshotSource.
 let env: ReturnType<typeof readGatewayEnv>;
+let stateRedis: StateRedisConfig;
 try {
   env = readGatewayEnv();
+  // Runtime state on Redis Cluster when REDIS_CLUSTER_NODES is set, else on REDIS_URL.
+  stateRedis = redisOptionsFromEnv() ?? { url: env.REDIS_URL ?? '' };
   if (!env.REDIS_URL)
     throw new ConfigError('REDIS_URL is required (use `make run` for embedded mode without Redis)');
   if (!env.SWITCHYARD_SEAL_KEY)
@@ -25,7 +28,7 @@ const source = new RedisSnapshotSource(store, { url: env.REDIS_URL!, logger });
 const gateway = createGateway(store, {
   logger,
   state: (metrics, log) =>
-    createRuntimeState({ redis: { url: env.REDIS_URL! }, registry: metrics.registry, logger: log }),
+    createRuntimeState({ redis: stateRedis!, registry: metrics.registry, logger: log }),
 });
 await source.start();
 const { url, metricsUrl } = await gateway.listen(

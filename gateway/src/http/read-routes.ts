@@ -7,16 +7,17 @@ import { invalidRequest } from '../requests/zod-error.ts';
 import {
   InvalidCursorError,
   type LogQuery,
+  MAX_USAGE_RANGE_MS,
   type RuntimeState,
   requestLogTypes,
   StateUnavailableError,
+  UsageRangeError,
   type UsageRow,
 } from '../state/types.ts';
 import { authOf } from './context.ts';
 
-/** Longest usage range one query may read (hour buckets are read one hash each). */
-export const MAX_USAGE_RANGE_DAYS = 93;
 const DAY_MS = 86_400_000;
+const MAX_USAGE_RANGE_DAYS = MAX_USAGE_RANGE_MS / DAY_MS;
 
 /** ISO 8601 with a zone, or Unix milliseconds, into Unix milliseconds. */
 const instant = z
@@ -89,6 +90,8 @@ function stateError(err: unknown): never {
     throw new GatewayError('invalid_request', 'Invalid cursor: pass back next_cursor from a previous page.', {
       param: 'cursor',
     });
+  if (err instanceof UsageRangeError)
+    throw new GatewayError('invalid_request', err.message, { param: 'from' });
   if (err instanceof StateUnavailableError)
     throw new GatewayError(
       'service_unavailable',
