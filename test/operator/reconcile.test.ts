@@ -327,13 +327,28 @@ describe('spend caps', () => {
   });
 });
 
+/** The measurement itself: how long nothing may happen in a cluster nobody touches (resync included). */
+const QUIET_WINDOW_MS = 5000;
+
 describe('no reconcile loops', () => {
   it('status writes do not trigger new reconciles: a quiet cluster stays quiet', async () => {
-    await sleep(3000); // let the events of the previous tests settle
+    // Let the events of the previous tests settle: wait until reconciles and status writes stop moving.
+    let last = '';
+    await waitFor(
+      'settled',
+      async () => {
+        const now = `${op.controller.snapshotReconciles}/${await metricValue(op.metricsUrl, 'switchyard_operator_status_writes_total')}`;
+        const same = now === last;
+        last = now;
+        return same;
+      },
+      15_000,
+      750,
+    );
     const reconciles = op.controller.snapshotReconciles;
     const writes = await metricValue(op.metricsUrl, 'switchyard_operator_status_writes_total');
     const version = await env.redisClient.get(REDIS_KEYS.current);
-    await sleep(5000);
+    await sleep(QUIET_WINDOW_MS);
     const reconcilesAfter = op.controller.snapshotReconciles - reconciles;
     const writesAfter =
       (await metricValue(op.metricsUrl, 'switchyard_operator_status_writes_total')) - writes;
