@@ -48,12 +48,26 @@ export const snapshotProvider = z.object({
   }),
   models: z.record(
     z.string(),
-    z.object({ requestTypes: z.array(z.enum(REQUEST_TYPES)), pricing: modelPricing.optional() }),
+    z.object({
+      requestTypes: z.array(z.enum(REQUEST_TYPES)),
+      pricing: modelPricing.optional(),
+      /** The most tokens one answer may have: what a spend reservation assumes without max_tokens. */
+      maxOutputTokens: z.number().int().positive().optional(),
+    }),
   ),
 });
 export type SnapshotProvider = z.infer<typeof snapshotProvider>;
 
 export const slotTarget = z.object({ provider: z.string(), model: z.string() });
+
+/** Session memory bounds and defaults, shared by the Workflow CRD and the compiler. */
+export const SESSION_MEMORY = {
+  defaultSummarizeAtTokens: 2000,
+  /** A day idle: a conversation picked up the next morning still has its memory. */
+  defaultTtlSeconds: 86_400,
+  minTtlSeconds: 60,
+  maxTtlSeconds: 2_592_000,
+} as const;
 
 export const snapshotWorkflow = z.object({
   name: z.string(),
@@ -66,7 +80,12 @@ export const snapshotWorkflow = z.object({
   systemInstructions: z.string().optional(),
   structuredOutputSchema: z.record(z.string(), z.unknown()).optional(),
   cacheFields: z.array(z.string()),
-  sessionMemory: z.object({ enabled: z.boolean(), summarizeAtTokens: z.number().int() }),
+  sessionMemory: z.object({
+    enabled: z.boolean(),
+    summarizeAtTokens: z.number().int(),
+    /** Idle seconds after which a session expires; the default covers snapshots of older operators. */
+    ttlSeconds: z.number().int().default(SESSION_MEMORY.defaultTtlSeconds),
+  }),
   eventName: z.string().optional(),
   responseCacheTtlSeconds: z.number().int().optional(),
   testMode: z.boolean(),

@@ -886,7 +886,7 @@ describe('snapshot content', () => {
       backups: [{ provider: 'anthropic', model: 'claude-haiku-4-5' }],
       systemInstructions: 'Be brief.',
       cacheFields: [],
-      sessionMemory: { enabled: false, summarizeAtTokens: 2000 },
+      sessionMemory: { enabled: false, summarizeAtTokens: 2000, ttlSeconds: 86_400 },
       testMode: false,
       createdAt: Date.parse('2025-01-01T00:00:00Z') / 1000,
     });

@@ -530,7 +530,7 @@ describe('CRDs on a real API server', () => {
         stringify(object('Workflow', 'defaults-memory', { ...workflowSpec(), sessionMemory: {} })),
       );
       const memory = field(field(await getJson('workflow', 'defaults-memory'), 'spec'), 'sessionMemory');
-      expect(memory).toEqual({ enabled: false, summarizeAtTokens: 2000 });
+      expect(memory).toEqual({ enabled: false, summarizeAtTokens: 2000, ttlSeconds: 86_400 });
     });
 
     it('Provider: timeouts, streaming, model requestTypes, secret key', async () => {

@@ -1,4 +1,4 @@
-import type { SnapshotProvider, SnapshotWorkflow } from '#contract';
+import { SESSION_MEMORY, type SnapshotProvider, type SnapshotWorkflow } from '#contract';
 import type { Workflow } from '../resources/workflow.ts';
 import { olderFirst, type Reason } from './types.ts';
 import type { Verdicts } from './verdicts.ts';
@@ -107,7 +107,8 @@ export function compileWorkflows(
         cacheFields: s.cacheFields ?? [],
         sessionMemory: {
           enabled: s.sessionMemory?.enabled ?? false,
-          summarizeAtTokens: s.sessionMemory?.summarizeAtTokens ?? 2000,
+          summarizeAtTokens: s.sessionMemory?.summarizeAtTokens ?? SESSION_MEMORY.defaultSummarizeAtTokens,
+          ttlSeconds: s.sessionMemory?.ttlSeconds ?? SESSION_MEMORY.defaultTtlSeconds,
         },
         ...(s.eventName ? { eventName: s.eventName } : {}),
         ...(s.responseCache ? { responseCacheTtlSeconds: s.responseCache.ttlSeconds } : {}),

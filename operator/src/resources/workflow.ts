@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { STRUCTURED_REQUEST_TYPES, takesStructuredOutput } from '#contract';
+import { SESSION_MEMORY, STRUCTURED_REQUEST_TYPES, takesStructuredOutput } from '#contract';
 import {
   ageColumn,
   cel,
@@ -108,8 +108,17 @@ export const workflowSpec = z
           .int()
           .min(200)
           .max(1_000_000)
-          .default(2000)
+          .default(SESSION_MEMORY.defaultSummarizeAtTokens)
           .meta({ description: 'History is summarised lazily at about this many tokens.' }),
+        ttlSeconds: z
+          .number()
+          .int()
+          .min(SESSION_MEMORY.minTtlSeconds)
+          .max(SESSION_MEMORY.maxTtlSeconds)
+          .default(SESSION_MEMORY.defaultTtlSeconds)
+          .meta({
+            description: `A session expires after this many idle seconds (default ${SESSION_MEMORY.defaultTtlSeconds}, between ${SESSION_MEMORY.minTtlSeconds} and ${SESSION_MEMORY.maxTtlSeconds}).`,
+          }),
       })
       .optional()
       .meta({ description: 'Session memory (off by default).' }),
