@@ -15,7 +15,7 @@ TOOLS_BIN := .cache/bin
 HELM_BIN        := $(TOOLS_DIR)/helm-$(HELM_VERSION)/helm
 KUBECONFORM_BIN := $(TOOLS_DIR)/kubeconform-$(KUBECONFORM_VERSION)/kubeconform
 
-.PHONY: chart-tools test-prereqs
+.PHONY: chart-tools promtool-install test-prereqs
 
 chart-tools: $(TOOLS_BIN)/helm $(TOOLS_BIN)/kubeconform
 

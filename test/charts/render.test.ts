@@ -140,11 +140,9 @@ describe('values.schema.json', () => {
     expect(schema.$schema).toBe('https://json-schema.org/draft/2020-12/schema');
   });
 
-  it('needs exactly one Redis source', async () => {
+  it('needs exactly one Redis URL source', async () => {
     const none = await helm(['template', 'x', CHART]);
-    expect(none.stderr).toContain(
-      'set exactly one of redis.url, redis.clusterNodes or redis.existingSecret.name',
-    );
+    expect(none.stderr).toContain('set exactly one of redis.url or redis.existingSecret.name');
     const two = await helm([
       'template',
       'x',
@@ -153,7 +151,20 @@ describe('values.schema.json', () => {
       '--set',
       'redis.existingSecret.name=r',
     ]);
-    expect(two.stderr).toContain('set exactly one of');
+    expect(two.stderr).toContain('set exactly one of redis.url or redis.existingSecret.name');
+    const seeds = await helm([
+      'template',
+      'x',
+      CHART,
+      '--set',
+      'redis.existingSecret.name=r',
+      '--set',
+      'redis.clusterNodes={a:6379}',
+    ]);
+    expect(seeds.stderr).toContain('redis.existingSecret.clusterNodesKey instead of redis.clusterNodes');
+    expect(await refused(['--set', 'redis.clusterNodes={not-a-seed}'])).toMatch(
+      /at '\/redis\/clusterNodes\/0'/,
+    );
   });
 });
 
@@ -266,16 +277,45 @@ describe('what the chart renders', () => {
     expect(full.some((o) => o.kind === 'Secret')).toBe(false);
     for (const name of ['ai-gateway-gateway', 'ai-gateway-operator']) {
       const d = find(full, 'Deployment', name);
-      expect(envOf(d, 'REDIS_CLUSTER_NODES')?.valueFrom?.secretKeyRef).toEqual({
-        name: 'redis-cluster-seeds',
-        key: 'seeds',
+      expect(envOf(d, 'REDIS_URL')?.valueFrom?.secretKeyRef).toEqual({
+        name: 'redis-credentials',
+        key: 'redis-url',
       });
-      expect(envOf(d, 'REDIS_URL')).toBeUndefined();
       expect(envOf(d, 'SWITCHYARD_SEAL_KEY')?.valueFrom?.secretKeyRef).toEqual({
         name: 'switchyard-seal',
         key: 'key',
       });
     }
+    // Runtime state on Redis Cluster is the gateway's; the operator only publishes to REDIS_URL.
+    expect(
+      envOf(find(full, 'Deployment', 'ai-gateway-gateway'), 'REDIS_CLUSTER_NODES')?.valueFrom?.secretKeyRef,
+    ).toEqual({
+      name: 'redis-credentials',
+      key: 'cluster-seeds',
+    });
+    expect(envOf(find(full, 'Deployment', 'ai-gateway-operator'), 'REDIS_CLUSTER_NODES')).toBeUndefined();
+    expect(envOf(find(defaults, 'Deployment', 'switchyard-gateway'), 'REDIS_CLUSTER_NODES')).toBeUndefined();
+  });
+
+  it('redis.clusterNodes go into the chart’s Secret as REDIS_CLUSTER_NODES for the gateway', async () => {
+    const objects = parseObjects(
+      await template(CHART, [
+        ...REQUIRED_VALUES,
+        '--set',
+        'redis.clusterNodes={redis-0.redis:6379,redis-1.redis:6379}',
+      ]),
+    );
+    expect(find(objects, 'Secret', 'switchyard-redis').stringData).toEqual({
+      url: 'redis://redis.example:6379',
+      clusterNodes: 'redis-0.redis:6379,redis-1.redis:6379',
+    });
+    expect(
+      envOf(find(objects, 'Deployment', 'switchyard-gateway'), 'REDIS_CLUSTER_NODES')?.valueFrom
+        ?.secretKeyRef,
+    ).toEqual({
+      name: 'switchyard-redis',
+      key: 'clusterNodes',
+    });
   });
 
   it('monitoring objects are off by default and carry their release label when on', () => {

@@ -83,37 +83,41 @@ app.kubernetes.io/component: {{ .component }}
 {{- default (printf "%s-redis" (include "switchyard.fullname" . | trunc 57 | trimSuffix "-")) .Values.redis.existingSecret.name -}}
 {{- end -}}
 
-{{/* Exactly one Redis source must be set; the schema cannot say "one of three strings is non-empty". */}}
-{{- define "switchyard.redisMode" -}}
-{{- $set := 0 -}}
-{{- if .Values.redis.url }}{{ $set = add1 $set }}{{ end -}}
-{{- if .Values.redis.clusterNodes }}{{ $set = add1 $set }}{{ end -}}
-{{- if .Values.redis.existingSecret.name }}{{ $set = add1 $set }}{{ end -}}
-{{- if ne $set 1 -}}
-{{- fail "redis: set exactly one of redis.url, redis.clusterNodes or redis.existingSecret.name" -}}
+{{/* REDIS_URL comes from redis.url or an existing Secret: exactly one (the schema cannot say so). */}}
+{{- define "switchyard.redisCheck" -}}
+{{- if eq (empty .Values.redis.url) (empty .Values.redis.existingSecret.name) -}}
+{{- fail "redis: set exactly one of redis.url or redis.existingSecret.name" -}}
 {{- end -}}
-{{- if .Values.redis.url -}}single
-{{- else if .Values.redis.clusterNodes -}}cluster
-{{- else -}}{{ .Values.redis.existingSecret.mode }}
+{{- if and .Values.redis.clusterNodes .Values.redis.existingSecret.name -}}
+{{- fail "redis: with redis.existingSecret, name the cluster seeds with redis.existingSecret.clusterNodesKey instead of redis.clusterNodes" -}}
 {{- end -}}
 {{- end -}}
 
-{{/* REDIS_URL or REDIS_CLUSTER_NODES, from the chart's Secret or the user's. */}}
+{{/* True (non-empty) when runtime state goes to a Redis Cluster. */}}
+{{- define "switchyard.redisCluster" -}}
+{{- if or .Values.redis.clusterNodes .Values.redis.existingSecret.clusterNodesKey }}true{{ end -}}
+{{- end -}}
+
+{{/*
+  REDIS_URL (the snapshot the operator publishes and the gateways follow; runtime state too unless
+  a cluster is named) and, for the gateway only, REDIS_CLUSTER_NODES (runtime state on Redis Cluster,
+  with REDIS_URL's credentials and TLS). Called with dict "root" . "cluster" <bool>.
+*/}}
 {{- define "switchyard.redisEnv" -}}
-{{- $mode := include "switchyard.redisMode" . -}}
-{{- $own := not .Values.redis.existingSecret.name -}}
-{{- if eq $mode "cluster" }}
-- name: REDIS_CLUSTER_NODES
-  valueFrom:
-    secretKeyRef:
-      name: {{ include "switchyard.redisSecretName" . }}
-      key: {{ ternary "clusterNodes" .Values.redis.existingSecret.clusterNodesKey $own }}
-{{- else }}
+{{- $v := .root.Values -}}
+{{- include "switchyard.redisCheck" .root -}}
+{{- $own := not $v.redis.existingSecret.name }}
 - name: REDIS_URL
   valueFrom:
     secretKeyRef:
-      name: {{ include "switchyard.redisSecretName" . }}
-      key: {{ ternary "url" .Values.redis.existingSecret.urlKey $own }}
+      name: {{ include "switchyard.redisSecretName" .root }}
+      key: {{ ternary "url" $v.redis.existingSecret.urlKey $own }}
+{{- if and .cluster (include "switchyard.redisCluster" .root) }}
+- name: REDIS_CLUSTER_NODES
+  valueFrom:
+    secretKeyRef:
+      name: {{ include "switchyard.redisSecretName" .root }}
+      key: {{ ternary "clusterNodes" $v.redis.existingSecret.clusterNodesKey $own }}
 {{- end }}
 {{- end -}}
 
