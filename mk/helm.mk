@@ -36,7 +36,7 @@ $(TOOLS_BIN)/helm: $(HELM_BIN)
 $(TOOLS_BIN)/kubeconform: $(KUBECONFORM_BIN)
 	ln -sfn ../tools/kubeconform-$(KUBECONFORM_VERSION)/kubeconform $@
 
-# promtool (test/charts/alerts.test.ts) comes from Debian's prometheus package.
+# promtool (test/charts/monitoring.test.ts) comes from Debian's prometheus package.
 promtool-install:
 	@command -v promtool >/dev/null || { apt-get update && apt-get install -y prometheus; }
 
