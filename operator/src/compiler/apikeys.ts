@@ -1,14 +1,16 @@
 import { hashApiKey, type SnapshotApiKey } from '#contract';
+import {
+  generatedKeySecretName,
+  PREVIOUS_KEY_FIELD,
+  PREVIOUS_VALID_UNTIL_FIELD,
+} from '../keys/secret-fields.ts';
 import { type ApiKey, KEY_PREFIX, MIN_KEY_LENGTH } from '../resources/apikey.ts';
 import type { SecretIndex } from './secrets.ts';
 import { olderFirst } from './types.ts';
 import type { Verdicts } from './verdicts.ts';
 
-/** Name of the Secret the operator generates for an ApiKey without secretRef. */
-export const generatedKeySecretName = (apiKeyName: string): string => `${apiKeyName}-apikey`;
-/** Secret keys that carry the pre-rotation key and the end of its grace period. */
-export const PREVIOUS_KEY_FIELD = 'previousApiKey';
-export const PREVIOUS_VALID_UNTIL_FIELD = 'previousValidUntil';
+// The compile pass only reads generated keys; writing them is the key step's job (keys/).
+export { generatedKeySecretName, PREVIOUS_KEY_FIELD, PREVIOUS_VALID_UNTIL_FIELD };
 
 export const isWellFormedKey = (key: string): boolean =>
   key.startsWith(KEY_PREFIX) && key.length >= MIN_KEY_LENGTH && /^[A-Za-z0-9_]+$/.test(key);

@@ -1,20 +1,28 @@
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { Snapshot } from '#contract';
-import { compileSnapshot, generatedKeySecretName, type Verdict } from '../compiler/index.ts';
-import { planKeySecret, previousValidUntil, ROTATION_ANNOTATION } from '../keys/secret-plan.ts';
-import { isAlreadyExists, isConflict, isNotFound, type KubeClient, type KubeObject } from '../kube/client.ts';
+import { compileSnapshot, refKey, refOf, type Verdict } from '../compiler/index.ts';
+import { generatedKeySecretName } from '../keys/secret-fields.ts';
+import { previousValidUntil, ROTATION_ANNOTATION } from '../keys/secret-plan.ts';
+import { ensureGeneratedKeys } from '../keys/step.ts';
+import { isNotFound, type KubeClient, type KubeObject } from '../kube/client.ts';
 import type { EventRecorder } from '../kube/events.ts';
 import type { Informer, InformerEvent } from '../kube/informer.ts';
 import type { OperatorMetrics } from '../metrics.ts';
 import type { SnapshotPublisher } from '../publish/redis-publisher.ts';
-import { API_VERSION, type Condition, GROUP, VERSION } from '../resources/common.ts';
-import { KINDS, type SwitchyardKind, type SwitchyardObject, switchyardObject } from '../resources/index.ts';
+import { API_VERSION, GROUP, VERSION } from '../resources/common.ts';
+import {
+  type ApiKey,
+  KINDS,
+  type SwitchyardKind,
+  type SwitchyardObject,
+  switchyardObject,
+} from '../resources/index.ts';
 import { decodeSecret, type Secret, type SecretData } from '../resources/secret.ts';
 import type { CapSpend } from '../spend/spend.ts';
 import { readCapSpend } from '../spend/spend.ts';
 import { findCondition, readyTransition, sameStatus, statusMergePatch } from '../status/conditions.ts';
-import { desiredStatus, type StatusFields } from '../status/desired.ts';
+import { type AnyStatusFields, currentStatus, desiredStatus, type StatusFields } from '../status/desired.ts';
 import { WorkQueue } from './queue.ts';
 
 export const SNAPSHOT_KEY = 'snapshot';
@@ -43,8 +51,13 @@ export interface ControllerDeps {
 type Judged = {
   obj: KubeObject;
   kind: SwitchyardKind;
+  /** The object as its schema reads it; absent when the spec did not parse (InvalidSpec). */
+  parsed: SwitchyardObject | undefined;
   verdict: Pick<Verdict, 'ok' | 'reason' | 'message' | 'details'>;
 };
+
+const isRecord = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** What about an object matters to the snapshot: not status, not resourceVersion, not managedFields. */
 export function fingerprint(kind: string, o: KubeObject | undefined): string {
@@ -142,6 +155,7 @@ export class Controller {
           invalid.push({
             obj: o,
             kind,
+            parsed: undefined,
             verdict: {
               ok: false,
               reason: 'InvalidSpec',
@@ -155,39 +169,21 @@ export class Controller {
       }
     }
 
-    // Generated keys first, so this very pass compiles with them.
-    for (const o of objects) {
-      if (o.kind !== 'ApiKey') continue;
-      const name = generatedKeySecretName(o.metadata.name);
-      const existing = informers.Secret.get(o.metadata.namespace, name);
-      const plan = planKeySecret(o, existing, now);
-      if (plan.action === 'none') continue;
-      const path = `/api/v1/namespaces/${o.metadata.namespace}/secrets`;
-      try {
-        const written: KubeObject =
-          plan.action === 'create'
-            ? await this.#d.client.request('POST', path, { body: plan.secret })
-            : await this.#d.client.request('PUT', `${path}/${name}`, { body: plan.secret });
-        informers.Secret.upsertLocal(written);
-        logger.info({ msg: plan.event, apiKey: `${o.metadata.namespace}/${o.metadata.name}`, secret: name });
-        const src = raw.get(o);
-        if (src)
-          this.#event(
-            src,
-            'ApiKey',
-            'Normal',
-            plan.action === 'create' ? 'KeyGenerated' : 'KeySecretUpdated',
-            plan.event,
-          );
-      } catch (err) {
-        if (isAlreadyExists(err) || isConflict(err)) {
-          // The cache was behind; the watch brings the current Secret and requeues.
-          this.queue.add(SNAPSHOT_KEY, 500);
-          continue;
-        }
-        throw err;
-      }
-    }
+    // The key step first, so this very pass compiles with the keys it generated.
+    const keys = await ensureGeneratedKeys(
+      objects.filter((o): o is ApiKey => o.kind === 'ApiKey'),
+      now,
+      {
+        client: this.#d.client,
+        secrets: informers.Secret,
+        logger,
+        event: (key, reason, message) => {
+          const src = raw.get(key);
+          if (src) this.#event(src, 'ApiKey', 'Normal', reason, message);
+        },
+      },
+    );
+    if (keys.stale) this.queue.add(SNAPSHOT_KEY, 500);
 
     const secrets = this.#referencedSecrets(objects);
     const { snapshot, verdicts } = compileSnapshot({ objects, secrets, now, sealKey: this.#d.sealKey });
@@ -207,14 +203,14 @@ export class Controller {
       });
 
     const byRef = new Map<string, Verdict>();
-    for (const v of verdicts) byRef.set(`${v.ref.kind}/${v.ref.namespace}/${v.ref.name}`, v);
+    for (const v of verdicts) byRef.set(refKey(v.ref), v);
     const judged: Judged[] = [...invalid];
     metrics.snapshotObjects.reset();
     for (const o of objects) {
-      const v = byRef.get(`${o.kind}/${o.metadata.namespace}/${o.metadata.name}`);
+      const v = byRef.get(refKey(refOf(o)));
       const src = raw.get(o);
       if (!v || !src) continue;
-      judged.push({ obj: src, kind: o.kind, verdict: v });
+      judged.push({ obj: src, kind: o.kind, parsed: o, verdict: v });
       metrics.snapshotObjects.inc({ kind: o.kind, ready: String(v.ok) });
       metrics.reconciles.inc({ kind: o.kind, result: v.ok ? 'ready' : 'not_ready' });
     }
@@ -281,33 +277,32 @@ export class Controller {
     if (Number.isFinite(next)) this.queue.add(SNAPSHOT_KEY, Math.min(next - now.getTime() + 20, 2 ** 31 - 1));
   }
 
-  #extraFields(j: Judged, now: Date): StatusFields {
-    const o = j.obj;
-    const spec = (o.spec ?? {}) as Record<string, unknown>;
-    switch (j.kind) {
-      case 'Workflow': {
-        const backups = Array.isArray(spec.backups) ? spec.backups.length : 0;
+  #extraFields(j: Judged, now: Date): AnyStatusFields {
+    const o = j.parsed;
+    switch (o?.kind) {
+      case 'Workflow':
         return {
-          apiName: (spec.name as string | undefined) ?? o.metadata.name,
-          route: `${String(spec.provider)}/${String(spec.model)}`,
-          backups,
-        };
-      }
+          apiName: o.spec.name ?? o.metadata.name,
+          route: `${o.spec.provider}/${o.spec.model}`,
+          backups: o.spec.backups?.length ?? 0,
+        } satisfies StatusFields<'Workflow'>;
       case 'ApiKey': {
-        const ref = spec.secretRef as { name: string } | undefined;
+        const ref = o.spec.secretRef;
         const secretName = ref?.name ?? generatedKeySecretName(o.metadata.name);
-        const secret = this.#d.informers.Secret.get(o.metadata.namespace ?? '', secretName);
+        const secret = this.#d.informers.Secret.get(o.metadata.namespace, secretName);
         const gen = secret?.metadata.annotations?.[ROTATION_ANNOTATION];
         return {
           secretName,
           rotationGeneration: !ref && gen !== undefined ? Number(gen) : undefined,
           previousKeyValidUntil: previousValidUntil(secret, now),
-        };
+        } satisfies StatusFields<'ApiKey'>;
       }
       case 'SpendCap': {
         if (!j.verdict.ok) return {};
         const s = this.#spend.get(`${o.metadata.namespace}/${o.metadata.name}`);
-        return s ? { spentUsd: s.spentUsd, state: s.state, resetAt: s.resetAt } : {};
+        return s
+          ? ({ spentUsd: s.spentUsd, state: s.state, resetAt: s.resetAt } satisfies StatusFields<'SpendCap'>)
+          : {};
       }
       default:
         return {};
@@ -341,11 +336,13 @@ export class Controller {
     // Compare with the freshest copy: our own earlier writes are in the cache already.
     const obj = this.#d.informers[kind].get(j.obj.metadata.namespace ?? '', j.obj.metadata.name);
     if (!obj || obj.metadata.uid !== j.obj.metadata.uid) return;
-    const current = obj.status as Record<string, unknown> | undefined;
+    // The raw status is what the merge patch diffs against (fields an older operator wrote included).
+    const current = isRecord(obj.status) ? obj.status : undefined;
+    const typed = currentStatus(kind, current);
     const desired = desiredStatus({
       kind,
       generation: j.obj.metadata.generation,
-      current,
+      current: typed,
       verdict: j.verdict,
       extra: this.#extraFields(j, now),
       now,
@@ -364,8 +361,8 @@ export class Controller {
       if (isNotFound(err)) return; // deleted meanwhile
       throw err;
     }
-    const before = findCondition(current?.conditions as Condition[] | undefined, 'Ready');
-    const after = findCondition(desired.conditions as Condition[], 'Ready');
+    const before = findCondition(typed?.conditions, 'Ready');
+    const after = findCondition(desired.conditions, 'Ready');
     const t = after && readyTransition(before, after);
     if (t && after) this.#event(obj, kind, t.type, t.reason, after.message);
   }

@@ -1,12 +1,8 @@
-import {
-  generatedKeySecretName,
-  PREVIOUS_KEY_FIELD,
-  PREVIOUS_VALID_UNTIL_FIELD,
-} from '../compiler/apikeys.ts';
 import type { KubeObject } from '../kube/client.ts';
 import { API_VERSION } from '../resources/common.ts';
 import type { ApiKey } from '../resources/index.ts';
 import { generateApiKey } from './generate.ts';
+import { generatedKeySecretName, PREVIOUS_KEY_FIELD, PREVIOUS_VALID_UNTIL_FIELD } from './secret-fields.ts';
 
 export const ROTATION_ANNOTATION = 'switchyard.dev/rotation-generation';
 export const MANAGED_BY_LABEL = 'app.kubernetes.io/managed-by';

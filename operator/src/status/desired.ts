@@ -1,43 +1,70 @@
+import type { z } from 'zod';
 import type { Verdict } from '../compiler/types.ts';
-import type { Condition } from '../resources/common.ts';
+import { apiKeyStatus } from '../resources/apikey.ts';
+import type { SwitchyardKind, SwitchyardObject } from '../resources/index.ts';
+import { projectStatus } from '../resources/project.ts';
+import { providerStatus } from '../resources/provider.ts';
+import { spendCapStatus } from '../resources/spendcap.ts';
+import { workflowStatus } from '../resources/workflow.ts';
 import { setCondition } from './conditions.ts';
 
-/** Fields of one object's status the operator owns, besides conditions and observedGeneration. */
-export type StatusFields = Record<string, string | number | undefined>;
+/** The status of one kind, as its zod status schema (the CRD's source) defines it. */
+export type KindStatus<K extends SwitchyardKind> = NonNullable<
+  Extract<SwitchyardObject, { kind: K }>['status']
+>;
+/** Fields of one kind's status the operator owns, besides conditions and observedGeneration. */
+export type StatusFields<K extends SwitchyardKind> = Omit<KindStatus<K>, 'conditions' | 'observedGeneration'>;
+/** Some of the fields of some kind: what a caller that switches over kinds hands in. */
+export type AnyStatusFields = { [K in SwitchyardKind]: Partial<StatusFields<K>> }[SwitchyardKind];
 
-export interface DesiredStatusInput {
-  kind: string;
+export const STATUS_SCHEMAS: { [K in SwitchyardKind]: z.ZodType<KindStatus<K>> } = {
+  Project: projectStatus,
+  Provider: providerStatus,
+  Workflow: workflowStatus,
+  ApiKey: apiKeyStatus,
+  SpendCap: spendCapStatus,
+};
+
+type Details = Verdict['details'];
+const text = (v: Details[string] | undefined): string | undefined => (typeof v === 'string' ? v : undefined);
+const count = (v: Details[string] | undefined): number | undefined => (typeof v === 'number' ? v : undefined);
+
+/** Status fields taken from the compiler's verdict details, per kind. */
+const FROM_DETAILS: { [K in SwitchyardKind]: (d: Details) => StatusFields<K> } = {
+  Project: (d) => ({
+    projectId: text(d.projectId),
+    workflows: count(d.workflows),
+    apiKeys: count(d.apiKeys),
+  }),
+  Provider: (d) => ({ models: count(d.models) }),
+  Workflow: (d) => ({ apiName: text(d.apiName), route: text(d.route), backups: count(d.backups) }),
+  ApiKey: (d) => ({ keyPrefix: text(d.keyPrefix) }),
+  SpendCap: () => ({}),
+};
+
+export interface DesiredStatusInput<K extends SwitchyardKind> {
+  kind: K;
   generation: number | undefined;
-  current: Record<string, unknown> | undefined;
+  current: Pick<KindStatus<K>, 'conditions'> | undefined;
   verdict: Pick<Verdict, 'ok' | 'reason' | 'message' | 'details'>;
-  /** Kind-specific fields computed elsewhere (spend, key secret, workflow route). */
-  extra: StatusFields;
+  /** Kind-specific fields computed elsewhere (spend, key secret, workflow route); details win. */
+  extra: Partial<StatusFields<K>>;
   now: Date;
 }
 
 const READY_MESSAGE_MAX = 2000;
 
-/** Status fields taken from the compiler's verdict details, per kind. */
-const DETAIL_FIELDS: Record<string, readonly string[]> = {
-  Project: ['projectId', 'workflows', 'apiKeys'],
-  Provider: ['models'],
-  Workflow: ['apiName', 'route', 'backups'],
-  ApiKey: ['keyPrefix'],
-  SpendCap: [],
-};
+const defined = (o: object): Record<string, unknown> =>
+  Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined));
 
-/** Pure: the status an object should have, keeping lastTransitionTime when Ready did not flip. */
-export function desiredStatus(input: DesiredStatusInput): Record<string, unknown> {
+/**
+ * Pure: the status an object should have, keeping lastTransitionTime when Ready did not flip.
+ * Parsed by the kind's status schema, so what is written is what the CRD accepts.
+ */
+export function desiredStatus<K extends SwitchyardKind>(input: DesiredStatusInput<K>): KindStatus<K> {
   const { verdict } = input;
-  const fields: Record<string, unknown> = {};
-  for (const f of DETAIL_FIELDS[input.kind] ?? []) {
-    const v = verdict.details[f];
-    if (v !== undefined) fields[f] = v;
-  }
-  for (const [k, v] of Object.entries(input.extra))
-    if (v !== undefined && fields[k] === undefined) fields[k] = v;
   const conditions = setCondition(
-    input.current?.conditions as Condition[] | undefined,
+    input.current?.conditions,
     {
       type: 'Ready',
       status: verdict.ok ? 'True' : 'False',
@@ -47,9 +74,18 @@ export function desiredStatus(input: DesiredStatusInput): Record<string, unknown
     },
     input.now,
   );
-  return {
-    ...fields,
+  const schema: z.ZodType<KindStatus<K>> = STATUS_SCHEMAS[input.kind];
+  return schema.parse({
+    ...defined(input.extra),
+    ...defined(FROM_DETAILS[input.kind](verdict.details)),
     ...(input.generation !== undefined ? { observedGeneration: input.generation } : {}),
     conditions,
-  };
+  });
+}
+
+/** The current status of an object as its kind's schema reads it; unreadable status counts as none. */
+export function currentStatus<K extends SwitchyardKind>(kind: K, raw: unknown): KindStatus<K> | undefined {
+  const schema: z.ZodType<KindStatus<K>> = STATUS_SCHEMAS[kind];
+  const parsed = schema.safeParse(raw);
+  return parsed.success ? parsed.data : undefined;
 }
