@@ -8,11 +8,19 @@ export interface NativeErrorBody {
   message: string;
   hint?: string;
   param?: string;
+  /** Budget errors carry the reference's fields (type, scope, cap_usd, spent_usd, ...). */
+  [field: string]: unknown;
 }
 
 /** Compatible (OpenAI-shaped) body. */
 export interface CompatErrorBody {
-  error: { message: string; type: string; param: string | null; code: string | null };
+  error: {
+    message: string;
+    type: string;
+    param: string | null;
+    code: string | null;
+    [field: string]: unknown;
+  };
 }
 
 const COMPAT_TYPE: Record<ErrorCode, string> = {
@@ -31,9 +39,16 @@ const COMPAT_TYPE: Record<ErrorCode, string> = {
   payload_too_large: 'invalid_request_error',
   unsupported_media_type: 'invalid_request_error',
   not_found: 'invalid_request_error',
+  conflict: 'invalid_request_error',
+  invalid_workflow: 'invalid_request_error',
   method_not_allowed: 'invalid_request_error',
   upstream_error: 'api_error',
   service_unavailable: 'api_error',
+  // The legacy codes live on as the type, so clients matching either name keep working (docs/api.md).
+  workflow_budget_exceeded: 'budget_exceeded',
+  project_budget_exceeded: 'budget_exceeded',
+  workflow_budget_config_error: 'budget_config_error',
+  project_budget_config_error: 'budget_config_error',
 };
 
 /** Codes renamed on the compatible surface to what OpenAI clients expect. */
@@ -50,6 +65,8 @@ export function nativeErrorBody(err: GatewayError): NativeErrorBody {
     message: err.message,
     ...(err.hint ? { hint: err.hint } : {}),
     ...(err.param ? { param: err.param } : {}),
+    // Budget errors: the reference's fields (type, scope, cap_usd, ...), the same as on the compatible surface.
+    ...(err.details ? { type: COMPAT_TYPE[err.code], ...err.details } : {}),
   };
 }
 
@@ -62,6 +79,7 @@ export function compatErrorBody(err: GatewayError): CompatErrorBody {
       type: COMPAT_TYPE[err.code],
       param,
       code: COMPAT_CODE[err.code] ?? err.code,
+      ...err.details,
     },
   };
 }

@@ -19,9 +19,15 @@ export type ErrorCode =
   | 'payload_too_large'
   | 'unsupported_media_type'
   | 'not_found'
+  | 'conflict'
+  | 'invalid_workflow'
   | 'method_not_allowed'
   | 'upstream_error'
-  | 'service_unavailable';
+  | 'service_unavailable'
+  | 'workflow_budget_exceeded'
+  | 'project_budget_exceeded'
+  | 'workflow_budget_config_error'
+  | 'project_budget_config_error';
 
 export const STATUS_OF: Record<ErrorCode, number> = {
   missing_api_key: 401,
@@ -39,9 +45,15 @@ export const STATUS_OF: Record<ErrorCode, number> = {
   payload_too_large: 413,
   unsupported_media_type: 415,
   not_found: 404,
+  conflict: 409,
+  invalid_workflow: 422,
   method_not_allowed: 405,
   upstream_error: 502,
   service_unavailable: 503,
+  workflow_budget_exceeded: 402,
+  project_budget_exceeded: 402,
+  workflow_budget_config_error: 422,
+  project_budget_config_error: 422,
 };
 
 export interface GatewayErrorInit {
@@ -49,6 +61,13 @@ export interface GatewayErrorInit {
   /** The request field at fault, e.g. `temperature` or `messages[0].role`. */
   param?: string | undefined;
   retryAfterSeconds?: number | undefined;
+  /** Response headers the error carries (rate-limit state: `x-ratelimit-*`, `retry-after-ms`). */
+  headers?: Readonly<Record<string, string>> | undefined;
+  /**
+   * Fields added to the `error` object on both surfaces (budget errors: `scope`, `cap_usd`, ...);
+   * `type` here replaces the compatible surface's type.
+   */
+  details?: Readonly<Record<string, unknown>> | undefined;
   cause?: unknown;
 }
 
@@ -58,6 +77,8 @@ export class GatewayError extends Error {
   readonly hint: string | undefined;
   readonly param: string | undefined;
   readonly retryAfterSeconds: number | undefined;
+  readonly headers: Readonly<Record<string, string>> | undefined;
+  readonly details: Readonly<Record<string, unknown>> | undefined;
 
   constructor(code: ErrorCode, message: string, init: GatewayErrorInit = {}) {
     super(message, init.cause === undefined ? undefined : { cause: init.cause });
@@ -67,5 +88,7 @@ export class GatewayError extends Error {
     this.hint = init.hint;
     this.param = init.param;
     this.retryAfterSeconds = init.retryAfterSeconds;
+    this.headers = init.headers;
+    this.details = init.details;
   }
 }

@@ -1,2 +1,3 @@
 export * from './bodies.ts';
+export * from './budget.ts';
 export * from './gateway-error.ts';

@@ -56,5 +56,6 @@ export function sendError(err: unknown, req: FastifyRequest, reply: FastifyReply
     req.record.errorCode = ge.code;
   } else req.record.errorCode ??= ge.code;
   if (ge.retryAfterSeconds !== undefined) void reply.header('retry-after', String(ge.retryAfterSeconds));
+  if (ge.headers) void reply.headers(ge.headers);
   return reply.code(ge.status).send(errorBody(surfaceOf(req), ge));
 }

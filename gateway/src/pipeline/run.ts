@@ -1,6 +1,9 @@
 import type { RequestType } from '#contract';
+import { replayHit, structuredOf } from '../cache/replay.ts';
+import { type GatewayError, workflowBudgetExceeded } from '../errors/index.ts';
 import type { ChatRequest, CompletionRequest } from '../providers/types.ts';
 import type { NativeBody } from '../requests/native-schema.ts';
+import type { Attempt } from '../routing/attempts.ts';
 import { execute } from '../routing/execute.ts';
 import { openStream } from '../routing/stream.ts';
 import {
@@ -47,7 +50,9 @@ export async function runPipeline(
   if (cached) {
     describeResult(ex.record, p, undefined, cached, []);
     stages.completed(ex, p, { ok: true, result: cached, usage: canonicalUsage(cached), fromCache: true });
-    return { kind: 'answered', prepared: p, result: cached, slot: undefined, structured: undefined };
+    if (req.mode === 'stream')
+      return { kind: 'streaming', prepared: p, slot: undefined, events: replayHit(ex, cached) };
+    return { kind: 'answered', prepared: p, result: cached, slot: undefined, structured: structuredOf(p, cached) };
   }
   await stages.session(ex, p, req.body.session_id);
   const guard = stages.slotGuard(ex, p);
@@ -55,11 +60,27 @@ export async function runPipeline(
   return req.mode === 'stream' ? stream(stages, ex, p) : answer(stages, ex, p);
 }
 
+/**
+ * The synchronous half of an async request (POST /v1/ai/async): prepare and admit, so refusals
+ * (4xx, 402, 429) answer at once; the job later runs runPipeline with admission already done.
+ */
+export async function admitAsync(
+  stages: PipelineStages,
+  ex: Exchange,
+  req: PipelineRequest,
+): Promise<Prepared> {
+  const p = prepare(ex.auth, req.body, { compat: req.compat, async: true });
+  describePrepared(ex.record, p, false);
+  await stages.admit(ex, p);
+  return p;
+}
+
 async function answer(stages: PipelineStages, ex: Exchange, p: Prepared): Promise<Outcome> {
   const outcome = await execute(p.plan, p.request, ex.signal);
   if (!outcome.ok) {
     describeFailure(ex.record, outcome.error, outcome.attempts);
     stages.completed(ex, p, { ok: false, usage: undefined });
+    if (outcome.allSkipped) throw everySlotOverCap(ex, p, outcome.attempts);
     return { kind: 'failed', prepared: p, error: outcome.error };
   }
   describeResult(ex.record, p, outcome.slot, outcome.result, outcome.attempts);
@@ -80,9 +101,29 @@ async function stream(stages: PipelineStages, ex: Exchange, p: Prepared): Promis
   if (!opened.ok) {
     describeFailure(ex.record, opened.error, opened.attempts);
     stages.completed(ex, p, { ok: false, usage: undefined });
+    if (opened.allSkipped) throw everySlotOverCap(ex, p, opened.attempts);
     return { kind: 'failed', prepared: p, error: opened.error };
   }
   // Before the encoder writes headers: they name the slot that answered.
   describeStreamStart(ex.record, opened.slot, opened.attempts);
   return { kind: 'streaming', prepared: p, slot: opened.slot, events: followStream(stages, ex, p, opened) };
+}
+
+/**
+ * Only the slot guard skips slots, so a chain that called no provider is one whose every slot is
+ * over its spend cap: 402 workflow_budget_exceeded with the skipped attempts (a refusal, which the
+ * error encoder records, not a provider failure).
+ */
+function everySlotOverCap(ex: Exchange, p: Prepared, attempts: Attempt[]): GatewayError {
+  delete ex.record.outcome;
+  delete ex.record.errorCode;
+  return workflowBudgetExceeded(
+    p.workflowName ?? p.requestedModel,
+    attempts.map((a) => ({
+      provider: a.provider,
+      model: a.model,
+      status: 'skipped' as const,
+      reason: { message: a.reason?.message ?? '' },
+    })),
+  );
 }

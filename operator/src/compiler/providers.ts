@@ -27,6 +27,7 @@ export function compileProviders(
       models[m.name] = {
         requestTypes: [...new Set(m.requestTypes)].sort(),
         ...(m.pricing ? { pricing: m.pricing } : {}),
+        ...(m.maxOutputTokens ? { maxOutputTokens: m.maxOutputTokens } : {}),
       };
     }
     out.set(`${namespace}/${name}`, {

@@ -52,6 +52,10 @@ export const providerModel = z
       'x-kubernetes-list-type': 'set',
     }),
     pricing: pricing.optional(),
+    maxOutputTokens: z.number().int().min(1).max(10_000_000).optional().meta({
+      description:
+        'Most tokens one answer of this model may have. Spend caps reserve this much output for requests without max_tokens (4096 when unset).',
+    }),
   })
   .meta({ description: 'A model offered by the provider.' });
 

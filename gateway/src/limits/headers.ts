@@ -1,0 +1,37 @@
+import type { RateState } from '../spend/store.ts';
+import type { RateKind, RateLimit } from './rates.ts';
+
+/** OpenAI's duration spelling for x-ratelimit-reset-*: `120ms`, `1.5s`, `6m0s`. */
+export function openAiDuration(ms: number): string {
+  const v = Math.max(0, Math.ceil(ms));
+  if (v < 1000) return `${v}ms`;
+  if (v < 60_000) return `${Number((v / 1000).toFixed(3))}s`;
+  const m = Math.floor(v / 60_000);
+  return `${m}m${Number(((v - m * 60_000) / 1000).toFixed(3))}s`;
+}
+
+/**
+ * The `x-ratelimit-*` trio per kind (DESIGN.md "HTTP surface decisions"), from the tightest scope
+ * (the one with the fewest cells left), plus `retry-after-ms` for the exact delay: the OpenAI SDKs
+ * read it before `retry-after`, so their built-in retry waits just long enough.
+ */
+export function rateLimitHeaders(
+  limits: readonly RateLimit[],
+  states: readonly RateState[],
+  retryMs: number | undefined,
+): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const kind of ['requests', 'tokens'] as RateKind[]) {
+    let best = -1;
+    limits.forEach((l, i) => {
+      if (l.kind !== kind || !states[i]) return;
+      if (best < 0 || states[i]!.remaining < states[best]!.remaining) best = i;
+    });
+    if (best < 0) continue;
+    out[`x-ratelimit-limit-${kind}`] = String(limits[best]!.perMinute);
+    out[`x-ratelimit-remaining-${kind}`] = String(states[best]!.remaining);
+    out[`x-ratelimit-reset-${kind}`] = openAiDuration(states[best]!.resetMs);
+  }
+  if (retryMs !== undefined) out['retry-after-ms'] = String(Math.max(1, retryMs));
+  return out;
+}

@@ -1,0 +1,111 @@
+import type { StateClient } from '../state/connect.ts';
+import { CORRECT_LUA, RESERVE_LUA, SETTLE_LUA } from './scripts.ts';
+import type {
+  CapRef,
+  Crossing,
+  GuardStore,
+  RateRef,
+  RateState,
+  ReserveInput,
+  ReserveResult,
+  Settled,
+  SettleInput,
+} from './store.ts';
+
+type Script = (...args: Array<string | number>) => Promise<unknown>;
+
+function define(client: StateClient, name: string, lua: string): Script {
+  // numberOfKeys is passed per call (the first argument), since calls carry different key counts.
+  client.defineCommand(name, { lua });
+  const fn = (client as unknown as Record<string, Script>)[name];
+  if (typeof fn !== 'function') throw new Error(`ioredis did not define ${name}`);
+  return fn.bind(client);
+}
+
+const capKeys = (caps: readonly CapRef[]): string[] =>
+  caps.flatMap((c) => [c.key, `${c.key}:r`, `${c.key}:d`]);
+
+function crossingsFrom(flat: readonly number[], from: number): Crossing[] {
+  const out: Crossing[] = [];
+  for (let i = from; i + 2 < flat.length; i += 3)
+    out.push({ index: flat[i]!, level: flat[i + 1] as Crossing['level'], spentMicros: flat[i + 2]! });
+  return out;
+}
+
+function ratesFrom(flat: readonly number[], from: number, n: number): RateState[] {
+  const out: RateState[] = [];
+  for (let i = 0; i < n; i++) out.push({ remaining: flat[from + i * 2]!, resetMs: flat[from + i * 2 + 1]! });
+  return out;
+}
+
+/**
+ * Rate limits and caps on Redis: each reserve and each settle is one EVALSHA on the shared
+ * auto-pipelined client (so a settle travels with the request-log write of the same tick).
+ */
+export class RedisGuardStore implements GuardStore {
+  readonly #reserve: Script;
+  readonly #settle: Script;
+  readonly #correct: Script;
+
+  constructor(client: StateClient) {
+    this.#reserve = define(client, 'switchyardSpendReserve', RESERVE_LUA);
+    this.#settle = define(client, 'switchyardSpendSettle', SETTLE_LUA);
+    this.#correct = define(client, 'switchyardRateCorrect', CORRECT_LUA);
+  }
+
+  async reserve(input: ReserveInput): Promise<ReserveResult> {
+    const keys = [...input.rates.map((r) => r.key), ...capKeys(input.caps)];
+    const args: Array<string | number> = [
+      input.nowMs,
+      input.member,
+      input.amountMicros,
+      input.deadlineMs,
+      input.rates.length,
+      input.caps.length,
+    ];
+    for (const r of input.rates) args.push(r.intervalUs, r.burst, r.cost);
+    for (const c of input.caps) args.push(c.limitMicros, c.expireAtSec);
+    const flat = (await this.#reserve(keys.length, ...keys, ...args)) as number[];
+    const n = input.rates.length;
+    switch (flat[0]) {
+      case 0:
+        return { ok: true, rates: ratesFrom(flat, 1, n), crossings: crossingsFrom(flat, 1 + n * 2) };
+      case 1:
+        return {
+          ok: false,
+          kind: 'rate',
+          index: flat[1]! - 1,
+          retryMs: flat[2]!,
+          rates: ratesFrom(flat, 3, n),
+        };
+      default:
+        return {
+          ok: false,
+          kind: 'cap',
+          index: flat[1]!,
+          spentMicros: flat[2]!,
+          reservedMicros: flat[3]!,
+          crossings: crossingsFrom(flat, 4),
+        };
+    }
+  }
+
+  async settle(input: SettleInput): Promise<Settled> {
+    const n = input.caps.length;
+    if (!n) return { spent: [], crossings: [] };
+    const keys = capKeys(input.caps);
+    const args: Array<string | number> = [input.member, input.actualMicros, input.nowMs];
+    for (const c of input.caps) args.push(c.limitMicros, c.expireAtSec);
+    const flat = (await this.#settle(keys.length, ...keys, ...args)) as number[];
+    return {
+      spent: flat.slice(0, n).map((v) => (v < 0 ? null : v)),
+      crossings: crossingsFrom(flat, n),
+    };
+  }
+
+  correct(rate: RateRef, deltaUnits: number): void {
+    if (deltaUnits === 0) return;
+    // A lost correction only leaves the estimate standing: the limit stays enforced.
+    this.#correct(1, rate.key, rate.intervalUs, deltaUnits).catch(() => {});
+  }
+}

@@ -1,0 +1,60 @@
+import { periodWindow, type SnapshotProject, SPEND_KEYS, type SpendCapConfig, usdToMicros } from '#contract';
+import type { CapRef } from './store.ts';
+
+/** A spend cap of the snapshot with its limit in micro-USD. */
+export interface CapRule {
+  config: SpendCapConfig;
+  limitMicros: number;
+}
+
+/** A project's caps sorted for the request path: project caps, and slot caps by workflow then slot. */
+export interface ProjectCaps {
+  project: CapRule[];
+  /** workflow name → slot name → caps. */
+  slots: Map<string, Map<string, CapRule[]>>;
+}
+
+const compiled = new WeakMap<SnapshotProject, ProjectCaps>();
+
+/** Compiled once per snapshot (the snapshot's project object is the cache key). */
+export function capsOf(project: SnapshotProject): ProjectCaps {
+  let c = compiled.get(project);
+  if (c) return c;
+  c = { project: [], slots: new Map() };
+  for (const config of project.spendCaps) {
+    const rule = { config, limitMicros: usdToMicros(config.limitUsd) };
+    if (config.scope === 'project') c.project.push(rule);
+    else {
+      const wf = config.workflow ?? '';
+      let bySlot = c.slots.get(wf);
+      if (!bySlot) {
+        bySlot = new Map();
+        c.slots.set(wf, bySlot);
+      }
+      const list = bySlot.get(config.slot ?? 'primary') ?? [];
+      list.push(rule);
+      bySlot.set(config.slot ?? 'primary', list);
+    }
+  }
+  compiled.set(project, c);
+  return c;
+}
+
+/** Keys of a finished period stay a day, so a late settle or the operator's last read still finds them. */
+const KEEP_AFTER_SEC = 86_400;
+
+/** The cap's keys and bounds in the period that contains `nowMs`. */
+export function capRef(projectId: string, rule: CapRule, nowMs: number): CapRef & { resetAt: Date } {
+  const c = rule.config;
+  const w = periodWindow(c.period, new Date(nowMs));
+  const key =
+    c.scope === 'workflow'
+      ? SPEND_KEYS.slot(projectId, c.workflow ?? '', c.slot ?? 'primary', c.period, w.start)
+      : SPEND_KEYS.project(projectId, c.period, w.start);
+  return {
+    key,
+    limitMicros: rule.limitMicros,
+    expireAtSec: Math.floor(w.end.getTime() / 1000) + KEEP_AFTER_SEC,
+    resetAt: w.end,
+  };
+}

@@ -1,0 +1,113 @@
+import { Gauge, type Registry } from 'prom-client';
+import { microsToUsd, spendState } from '#contract';
+import type { RequestLogEntry, RuntimeState } from '../state/types.ts';
+import type { CapRule } from './rules.ts';
+import type { CapRef, Crossing } from './store.ts';
+
+const GAUGE = 'switchyard_spend_cap_used_ratio';
+
+function usedGauge(registry: Registry): Gauge<'project' | 'cap' | 'scope' | 'period'> {
+  const existing = registry.getSingleMetric(GAUGE);
+  if (existing instanceof Gauge) return existing as Gauge<'project' | 'cap' | 'scope' | 'period'>;
+  return new Gauge({
+    name: GAUGE,
+    help: 'Spend of the current period over the cap limit, per SpendCap, as this gateway last saw it (1 = exceeded).',
+    labelNames: ['project', 'cap', 'scope', 'period'] as const,
+    registers: [registry],
+  });
+}
+
+export type CapInPeriod = CapRef & { resetAt: Date };
+
+/**
+ * What a settle or a refusal tells about caps: the used-ratio gauge, and the `budget.threshold`
+ * event the first time a period reaches 80 % (warning), 90 % (critical) and 100 % (exceeded). The
+ * stores report each crossing once per period across all gateways (the level is kept next to the
+ * spend); the event is a request-log entry of type `budget_threshold` until webhooks deliver it.
+ */
+export class CapReporter {
+  readonly #gauge: Gauge<'project' | 'cap' | 'scope' | 'period'>;
+  readonly #state: RuntimeState;
+  readonly #now: () => number;
+
+  constructor(registry: Registry, state: RuntimeState, now: () => number) {
+    this.#gauge = usedGauge(registry);
+    this.#state = state;
+    this.#now = now;
+  }
+
+  used(projectId: string, rule: CapRule, spentMicros: number): void {
+    const c = rule.config;
+    const ratio = rule.limitMicros > 0 ? spentMicros / rule.limitMicros : spentMicros > 0 ? 1 : 0;
+    this.#gauge.set({ project: projectId, cap: c.id, scope: c.scope, period: c.period }, ratio);
+  }
+
+  crossed(
+    projectId: string,
+    logCap: number,
+    requestId: string,
+    rules: readonly CapRule[],
+    refs: readonly CapInPeriod[],
+    crossings: readonly Crossing[],
+  ): void {
+    for (const x of crossings) {
+      const rule = rules[x.index];
+      const ref = refs[x.index];
+      if (!rule || !ref) continue;
+      this.used(projectId, rule, x.spentMicros);
+      this.#state.settle({ projectId, logCap, log: this.#entry(projectId, requestId, rule, ref, x) });
+    }
+  }
+
+  #entry(
+    projectId: string,
+    requestId: string,
+    rule: CapRule,
+    ref: CapInPeriod,
+    x: Crossing,
+  ): RequestLogEntry {
+    const c = rule.config;
+    return {
+      // Deterministic: one id per cap, period and threshold.
+      request_log_id: `budget-threshold:${c.id}:${ref.key.slice(ref.key.lastIndexOf(':') + 1)}:${x.level}`,
+      type: 'budget_threshold',
+      time: new Date(this.#now()).toISOString(),
+      project_id: projectId,
+      api_key_id: null,
+      surface: 'internal',
+      method: null,
+      path: null,
+      workflow: c.workflow ?? null,
+      channel_id: null,
+      session_id: null,
+      status: 'success',
+      outcome: spendState(x.spentMicros, rule.limitMicros),
+      http_status: 0,
+      error_code: null,
+      used_provider: null,
+      used_model: null,
+      attempts: [],
+      usage: null,
+      cost_usd: null,
+      cache: null,
+      stream: false,
+      duration_ms: 0,
+      ttft_ms: null,
+      customer_data: {},
+      test_mode: false,
+      details: {
+        event: 'budget.threshold',
+        cap_id: c.id,
+        scope: c.scope,
+        ...(c.workflow ? { workflow: c.workflow, slot: c.slot } : {}),
+        period: c.period,
+        threshold_percent: x.level,
+        state: spendState(x.spentMicros, rule.limitMicros),
+        spent_usd: microsToUsd(x.spentMicros),
+        limit_usd: microsToUsd(rule.limitMicros),
+        reset_at: ref.resetAt.toISOString(),
+        request_log_id: requestId,
+      },
+    };
+  }
+}
