@@ -1,5 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import pino, { type Logger } from 'pino';
+import type { AsyncConfig } from './async/config.ts';
+import { startWorkers } from './async/feature.ts';
 import { buildStages } from './features.ts';
 import { buildGatewayApp } from './http/app.ts';
 import { buildOpsApp } from './http/ops-app.ts';
@@ -30,6 +32,8 @@ export interface GatewayOptions {
   stages?: PipelineStages;
   /** Wall clock for request-log times and usage buckets. */
   now?: () => number;
+  /** Async/WebSocket/webhook settings over the environment's (tests). */
+  async?: Partial<AsyncConfig>;
 }
 
 export function createGateway(store: SnapshotStore, opts: GatewayOptions = {}): Gateway {
@@ -41,14 +45,10 @@ export function createGateway(store: SnapshotStore, opts: GatewayOptions = {}): 
     : createRuntimeState({ registry: metrics.registry, logger });
   const now = opts.now ?? (() => Date.now());
   let closing = false;
-  const app = buildGatewayApp({
-    store,
-    metrics,
-    logger,
-    state,
-    stages: opts.stages ?? buildStages({ state, metrics, logger, now }),
-    now,
-  });
+  const stages = opts.stages ?? buildStages({ state, metrics, logger, now });
+  const app = buildGatewayApp({ store, metrics, logger, state, stages, now });
+  // Async jobs, webhook deliveries and the WebSocket endpoint (async/feature.ts).
+  const workers = startWorkers({ store, state, stages, metrics, logger, now, config: opts.async }, app.server);
   const ops = buildOpsApp(store, metrics, () => closing);
   if (store.current) metrics.setSnapshot(store.current.version);
   store.onChange((rt) => {
@@ -74,11 +74,13 @@ export function createGateway(store: SnapshotStore, opts: GatewayOptions = {}): 
     },
     async close(graceMs = 25_000) {
       closing = true;
+      await workers.drain();
       const timer = setTimeout(() => app.server.closeAllConnections(), graceMs);
       timer.unref();
       await app.close();
       clearTimeout(timer);
       await ops.close();
+      await workers.close();
       // Settled requests are written before the process goes (close waits a bounded time for them).
       await state.close();
       await closeUpstreamPools();

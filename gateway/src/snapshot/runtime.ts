@@ -35,6 +35,8 @@ export interface RuntimeProject {
   workflows: Map<string, RuntimeWorkflow>;
   /** Providers of the project's namespace with their targets, for provider+model requests. */
   providers: Map<string, { config: SnapshotProvider; targetFor(model: string): UpstreamTarget }>;
+  /** Webhook receivers with their secrets unsealed (once per snapshot, like provider credentials). */
+  webhooks: { url: string; secret: string; events: readonly string[] }[];
 }
 
 export interface RuntimeKey extends SnapshotApiKey {
@@ -91,7 +93,12 @@ export function buildRuntime(snapshot: Snapshot, sealKey: Buffer): Runtime {
         backups: wf.backups.map((b, i) => ({ position: i + 1, provider: b.provider, model: b.model })),
       });
     }
-    projects.set(project.id, { config: project, workflows, providers });
+    const webhooks = project.webhooks.map((w) => ({
+      url: w.url,
+      secret: unseal(sealKey, `webhook:${project.id}:${w.url}`, w.secret),
+      events: w.events,
+    }));
+    projects.set(project.id, { config: project, workflows, providers, webhooks });
   }
   const keys = new Map<string, RuntimeKey>();
   for (const [hash, k] of Object.entries(snapshot.apiKeys)) {

@@ -1,0 +1,426 @@
+import { randomUUID } from 'node:crypto';
+import type { FastifyBaseLogger } from 'fastify';
+import type { Logger } from 'pino';
+import type { AuthContext } from '../auth/authenticate.ts';
+import { GatewayError } from '../errors/index.ts';
+import type { Exchange } from '../pipeline/exchange.ts';
+import type { Outcome } from '../pipeline/outcome.ts';
+import { admitAsync, runPipeline } from '../pipeline/run.ts';
+import { type SettleDeps, settle } from '../pipeline/settle.ts';
+import type { PipelineStages } from '../pipeline/stages.ts';
+import type { NativeBody } from '../requests/native-schema.ts';
+import { wrappedBody } from '../responses/encode-native.ts';
+import type { RuntimeProject } from '../snapshot/runtime.ts';
+import type { SnapshotStore } from '../snapshot/store.ts';
+import type { WebhookDispatcher } from '../webhooks/dispatcher.ts';
+import type { ResultBus } from './bus.ts';
+import type { ChannelDoc, ChannelRecord, ChannelStore, ResultBody } from './channels.ts';
+import type { AsyncConfig } from './config.ts';
+import type { JobRunner, RunJob, TimerJob } from './runner.ts';
+import type { TokenStore } from './tokens.ts';
+
+export interface AsyncAck {
+  message: string;
+  status: 'pending';
+  channel_id: string;
+  session_id: string | null;
+  ws_token: string;
+  websocket_url: string;
+  websocket_channel: string;
+}
+
+export interface AsyncDeps {
+  snapshots: SnapshotStore;
+  stages: PipelineStages;
+  settle: SettleDeps;
+  logger: Logger;
+  now: () => number;
+  config: AsyncConfig;
+  channels: ChannelStore;
+  tokens: TokenStore;
+  runner: JobRunner;
+  bus: ResultBus;
+  webhooks: WebhookDispatcher;
+}
+
+export const topicOf = (projectId: string, channelId: string): string =>
+  `ai_response:${projectId}:${channelId}`;
+
+/** Admission ran when the request was accepted; the job must not count it twice. */
+const admitted = async (): Promise<void> => {};
+
+export type CallbackAnswer = { status: 'completed'; channel_id: string; task_id: string | null };
+
+/**
+ * Async requests end to end: accept (admit + enqueue + ack), run (the same pipeline as a sync
+ * request, on whichever pod takes the job), then deliver (stored result, pub/sub to sockets,
+ * webhooks); for pipeline workflows also the callback and its deadline. Every state change is one
+ * atomic ChannelStore transition, so exactly one of any racing parties completes a channel.
+ */
+export class AsyncService {
+  readonly #d: AsyncDeps;
+  readonly #jobStages: PipelineStages;
+
+  constructor(deps: AsyncDeps) {
+    this.#d = deps;
+    this.#jobStages = { ...deps.stages, admit: admitted };
+  }
+
+  get deps(): AsyncDeps {
+    return this.#d;
+  }
+
+  async accept(ex: Exchange, body: NativeBody, baseUrl: string): Promise<AsyncAck> {
+    const p = await admitAsync(this.#d.stages, ex, { body, mode: 'async' });
+    const projectId = ex.auth.project.config.id;
+    const channelId = randomUUID();
+    ex.record.channelId = channelId;
+    const wf = p.workflowName ? ex.auth.project.workflows.get(p.workflowName) : undefined;
+    // Session seam: a session workflow's id is the client's, or the one the session stage put on
+    // the record at admission; sessions are another feature's, so this only passes it through.
+    const sessionId = wf?.config.sessionMemory.enabled
+      ? (ex.record.sessionId ?? body.session_id ?? null)
+      : null;
+    const now = this.#d.now();
+    const doc: ChannelDoc = {
+      channel_id: channelId,
+      project_id: projectId,
+      workflow: p.workflowName,
+      event_name: p.eventName ?? null,
+      session_id: sessionId,
+      created_at: now,
+      updated_at: now,
+      deadline_at: null,
+      ai_response: null,
+      result: null,
+      base_url: baseUrl,
+    };
+    await this.#d.channels.create({ state: 'pending', doc }, this.#d.config.channelTtlSec);
+    const token = await this.#d.tokens.issue({ projectId, channelId }, this.#d.config.tokenTtlMs);
+    const job: RunJob = {
+      channelId,
+      projectId,
+      keyHash: ex.auth.keyHash,
+      body: sessionId && !body.session_id ? { ...body, session_id: sessionId } : body,
+      acceptedAt: now,
+    };
+    await this.#d.runner.enqueueRun(job);
+    const wsBase = (this.#d.config.publicUrl ?? baseUrl).replace(/^http/, 'ws');
+    return {
+      message: 'Request accepted; the result is delivered on the WebSocket channel and to webhooks.',
+      status: 'pending',
+      channel_id: channelId,
+      session_id: sessionId,
+      ws_token: token,
+      websocket_url: `${wsBase}/socket/websocket`,
+      websocket_channel: topicOf(projectId, channelId),
+    };
+  }
+
+  async get(projectId: string, channelId: string): Promise<ChannelRecord | undefined> {
+    return this.#d.channels.get(projectId, channelId);
+  }
+
+  /** The job: run the pipeline and settle its request-log entry; deliver if this run wins. */
+  async run(job: RunJob): Promise<void> {
+    const rec = await this.#d.channels.get(job.projectId, job.channelId);
+    if (!rec) return; // expired long ago
+    if (rec.state !== 'pending') {
+      // A re-run after a crash between completing and acknowledging the job: deliver again
+      // (sockets and webhooks deduplicate), run nothing.
+      await this.#redeliver(rec);
+      return;
+    }
+    const runtime = this.#d.snapshots.current;
+    const project = runtime?.projects.get(job.projectId);
+    const key = runtime?.keys.get(job.keyHash);
+    const ex: Exchange = {
+      id: randomUUID(),
+      surface: 'async',
+      startedAt: performance.now(),
+      auth: { key: key as AuthContext['key'], keyHash: job.keyHash, project: project as RuntimeProject },
+      signal: new AbortController().signal,
+      record: { surface: 'async', project: job.projectId, keyId: key?.keyId, channelId: job.channelId },
+    };
+    let body: ResultBody;
+    let outcome: Exclude<Outcome, { kind: 'streaming' }> | undefined;
+    if (!project || !key || key.notAfterMs <= this.#d.now()) {
+      body = errorResult(
+        ex,
+        rec.doc,
+        'invalid_api_key',
+        401,
+        'The API key or project was removed before the job ran.',
+      );
+    } else {
+      try {
+        const o = await runPipeline(this.#jobStages, ex, { body: job.body, mode: 'async' });
+        if (o.kind === 'streaming') throw new Error('async jobs never stream');
+        outcome = o;
+        body = wrappedBody(ex, o);
+      } catch (err) {
+        if (!(err instanceof GatewayError)) throw err; // infrastructure: the job retries
+        ex.record.outcome = 'client_error';
+        ex.record.errorCode = err.code;
+        body = errorResult(ex, rec.doc, err.code, err.status, err.message);
+      }
+    }
+    const ok = outcome?.kind === 'answered';
+    const durationMs = performance.now() - ex.startedAt;
+    settle(
+      this.#d.settle,
+      {
+        id: ex.id,
+        method: 'POST',
+        path: '/v1/ai/async',
+        status: ok ? 200 : (body.meta.http_status ?? 502),
+        durationMs,
+        record: ex.record,
+      },
+      project,
+      this.#d.logger as unknown as FastifyBaseLogger,
+    );
+    const now = this.#d.now();
+    if (ok && rec.doc.event_name && project) {
+      const deadline = now + this.#d.config.callbackTimeoutMs;
+      const doc: ChannelDoc = { ...rec.doc, updated_at: now, ai_response: body, deadline_at: deadline };
+      const t = await this.#d.channels.transition(job.projectId, job.channelId, ['pending'], {
+        state: 'awaiting_callback',
+        doc,
+      });
+      if (!t.ok) return;
+      await this.#d.runner.scheduleTimer(
+        { kind: 'deadline', channelId: job.channelId, projectId: job.projectId, atMs: deadline },
+        deadline,
+      );
+      await this.#d.webhooks.emit(project, 'task.ai_generated', this.#aiGenerated(doc), job.channelId);
+      if (outcome?.prepared.plan.testMode) {
+        const at = now + this.#d.config.simulatedBackendMs;
+        await this.#d.runner.scheduleTimer(
+          { kind: 'simulate', channelId: job.channelId, projectId: job.projectId, atMs: at },
+          at,
+        );
+      }
+      return;
+    }
+    const state = ok ? 'completed' : 'failed';
+    const doc: ChannelDoc = { ...rec.doc, updated_at: now, result: body };
+    const t = await this.#d.channels.transition(job.projectId, job.channelId, ['pending'], { state, doc });
+    if (t.ok) await this.#deliver({ state, doc });
+  }
+
+  #aiGenerated(doc: ChannelDoc): Record<string, unknown> {
+    return {
+      event: doc.event_name,
+      channel_id: doc.channel_id,
+      ai_response: doc.ai_response,
+      callback_url: `${doc.base_url}/v1/callback/${doc.channel_id}`,
+      callback_required: true,
+    };
+  }
+
+  /** POST /v1/callback/{channel_id}: the backend's answer to task.ai_generated. */
+  async callback(
+    projectId: string,
+    channelId: string,
+    cb: {
+      data: Record<string, unknown>;
+      task_id?: string | undefined;
+      metadata?: Record<string, unknown> | undefined;
+    },
+  ): Promise<CallbackAnswer> {
+    const rec = await this.#d.channels.get(projectId, channelId);
+    if (!rec) throw new GatewayError('not_found', `Channel ${channelId} does not exist in this project.`);
+    if (rec.state === 'timed_out') throw closedError(channelId);
+    if (rec.state !== 'awaiting_callback') throw conflictError(channelId, rec.state);
+    const now = this.#d.now();
+    if (rec.doc.deadline_at !== null && now >= rec.doc.deadline_at) {
+      await this.#timeout(rec);
+      throw closedError(channelId);
+    }
+    const ai = rec.doc.ai_response as ResultBody;
+    const base =
+      ai.data !== null && typeof ai.data === 'object' && !Array.isArray(ai.data)
+        ? (ai.data as Record<string, unknown>)
+        : {};
+    const result: ResultBody = { ...ai, data: { ...base, ...cb.data } };
+    const doc: ChannelDoc = { ...rec.doc, updated_at: now, result };
+    const t = await this.#d.channels.transition(projectId, channelId, ['awaiting_callback'], {
+      state: 'completed',
+      doc,
+    });
+    if (!t.ok) {
+      if (t.current === 'timed_out') throw closedError(channelId);
+      throw conflictError(channelId, t.current ?? 'expired');
+    }
+    await this.#deliver(
+      { state: 'completed', doc },
+      { task_id: cb.task_id ?? null, metadata: cb.metadata ?? {} },
+    );
+    return { status: 'completed', channel_id: channelId, task_id: cb.task_id ?? null };
+  }
+
+  /** A deadline or a simulated backend came due. */
+  async timer(job: TimerJob): Promise<void> {
+    const rec = await this.#d.channels.get(job.projectId, job.channelId);
+    if (rec?.state !== 'awaiting_callback') return;
+    if (job.kind === 'simulate') {
+      await this.callback(job.projectId, job.channelId, {
+        data: { id: randomUUID() },
+        task_id: `simulated-${job.channelId}`,
+        metadata: { simulated: true },
+      }).catch((err: unknown) => {
+        if (!(err instanceof CallbackError)) throw err;
+      });
+      return;
+    }
+    const deadline = rec.doc.deadline_at ?? 0;
+    if (this.#d.now() < deadline) {
+      // Fired early (queue time and the injected clock disagree): arm it again.
+      await this.#d.runner.scheduleTimer({ ...job, atMs: deadline }, deadline);
+      return;
+    }
+    await this.#timeout(rec);
+  }
+
+  async #timeout(rec: ChannelRecord): Promise<void> {
+    const ai = rec.doc.ai_response as ResultBody;
+    const message = `No callback arrived within ${Math.round(this.#d.config.callbackTimeoutMs / 1000)} s.`;
+    const result: ResultBody = {
+      ...ai,
+      data: null,
+      error: { message, code: 'callback_timeout', details: { status: 504, message } },
+      meta: { ...ai.meta, status: 'error', http_status: 504 },
+    };
+    const doc: ChannelDoc = { ...rec.doc, updated_at: this.#d.now(), result };
+    const t = await this.#d.channels.transition(
+      rec.doc.project_id,
+      rec.doc.channel_id,
+      ['awaiting_callback'],
+      {
+        state: 'timed_out',
+        doc,
+      },
+    );
+    if (t.ok) await this.#deliver({ state: 'timed_out', doc });
+  }
+
+  /** The final result: pub/sub to whichever pod holds the socket, then the webhook. */
+  async #deliver(
+    rec: ChannelRecord,
+    callback?: { task_id: string | null; metadata: Record<string, unknown> },
+  ): Promise<void> {
+    const { doc } = rec;
+    if (!doc.result) return;
+    await this.#d.bus.publish({ projectId: doc.project_id, channelId: doc.channel_id, result: doc.result });
+    const project = this.#d.snapshots.current?.projects.get(doc.project_id);
+    if (!project) return;
+    const common = {
+      channel_id: doc.channel_id,
+      status: doc.result.meta.status,
+      data: doc.result.data,
+      meta: doc.result.meta,
+      workflow: doc.workflow,
+    };
+    if (rec.state === 'timed_out')
+      await this.#d.webhooks.emit(
+        project,
+        'callback.timeout',
+        { ...common, event: doc.event_name, error: doc.result.error },
+        doc.channel_id,
+      );
+    else if (doc.event_name)
+      await this.#d.webhooks.emit(
+        project,
+        'task.completed',
+        { ...common, event: doc.event_name, ...callback },
+        doc.channel_id,
+      );
+    else if (rec.state === 'failed')
+      await this.#d.webhooks.emit(
+        project,
+        'ai.error',
+        { ...common, error: doc.result.error },
+        doc.channel_id,
+      );
+    else await this.#d.webhooks.emit(project, 'ai.response', common, doc.channel_id);
+  }
+
+  async #redeliver(rec: ChannelRecord): Promise<void> {
+    if (rec.state === 'awaiting_callback') {
+      const project = this.#d.snapshots.current?.projects.get(rec.doc.project_id);
+      const deadline = rec.doc.deadline_at ?? this.#d.now();
+      await this.#d.runner.scheduleTimer(
+        { kind: 'deadline', channelId: rec.doc.channel_id, projectId: rec.doc.project_id, atMs: deadline },
+        deadline,
+      );
+      if (project)
+        await this.#d.webhooks.emit(
+          project,
+          'task.ai_generated',
+          this.#aiGenerated(rec.doc),
+          rec.doc.channel_id,
+        );
+      return;
+    }
+    await this.#deliver(rec);
+  }
+}
+
+function errorResult(
+  ex: Exchange,
+  doc: ChannelDoc,
+  code: string,
+  status: number,
+  message: string,
+): ResultBody {
+  return {
+    data: null,
+    customer_data: {},
+    error: { message, code, details: { status, message } },
+    meta: {
+      status: 'error',
+      http_status: status,
+      workflow: doc.workflow,
+      requested_provider: '',
+      requested_model: '',
+      used_provider: null,
+      used_model: null,
+      duration_ms: Math.round(performance.now() - ex.startedAt),
+      usage: {},
+      structured_output: false,
+      attempts: [],
+      request_log_id: ex.id,
+    },
+    backups: [],
+  };
+}
+
+/**
+ * 409 and 410 of the callback endpoint. Its own class for now (http/callback-routes.ts encodes it in
+ * the native error shape); the lead may fold the two codes into errors/gateway-error.ts.
+ */
+export class CallbackError extends Error {
+  readonly code: 'callback_conflict' | 'callback_window_closed';
+  readonly status: 409 | 410;
+  readonly hint: string | undefined;
+  constructor(code: CallbackError['code'], message: string, hint?: string) {
+    super(message);
+    this.name = 'CallbackError';
+    this.code = code;
+    this.status = code === 'callback_conflict' ? 409 : 410;
+    this.hint = hint;
+  }
+}
+
+const conflictError = (channelId: string, state: string) =>
+  new CallbackError(
+    'callback_conflict',
+    `Channel ${channelId} does not await a callback (it is ${state}).`,
+    'A channel accepts one callback, after its task.ai_generated webhook.',
+  );
+const closedError = (channelId: string) =>
+  new CallbackError(
+    'callback_window_closed',
+    `The callback window of channel ${channelId} has closed; the timeout was delivered.`,
+  );

@@ -1,0 +1,86 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { z } from 'zod';
+import type { AsyncFeature } from '../async/feature.ts';
+import { CallbackError } from '../async/service.ts';
+import { GatewayError } from '../errors/index.ts';
+import { LIMITS } from '../requests/limits.ts';
+import { nativeBody } from '../requests/native-schema.ts';
+import { parseBody } from '../requests/zod-error.ts';
+import { authOf, exchangeOf } from './context.ts';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+const callbackBody = z.object({
+  data: z.record(z.string(), z.unknown()),
+  task_id: z.string().max(256).optional(),
+  metadata: z.record(z.string(), z.unknown()).optional(),
+});
+
+/** `{scheme}://{host}` the client reached us on (X-Forwarded-* first: a proxy or ingress in front). */
+export function baseUrlOf(req: FastifyRequest): string {
+  const first = (v: string | string[] | undefined) => (Array.isArray(v) ? v[0] : v)?.split(',')[0]?.trim();
+  const proto = first(req.headers['x-forwarded-proto']) ?? req.protocol;
+  const host = first(req.headers['x-forwarded-host']) ?? req.headers.host ?? 'localhost';
+  return `${proto === 'https' ? 'https' : 'http'}://${host}`;
+}
+
+function channelParam(req: FastifyRequest): string {
+  const id = (req.params as { channel_id?: string }).channel_id ?? '';
+  if (!UUID.test(id)) throw new GatewayError('not_found', `Channel ${id} does not exist in this project.`);
+  return id.toLowerCase();
+}
+
+/**
+ * POST /ai/async (accept: 202 or the same refusals as a sync request), GET /ai/async/{channel_id}
+ * (state and result, for clients without a socket), POST /callback/{channel_id} (the backend of a
+ * pipeline workflow). Channels of another project are 404: they do not exist for this key.
+ */
+export function asyncRoutes(app: FastifyInstance, feature: AsyncFeature): void {
+  const { service } = feature;
+  app.post(
+    '/ai/async',
+    { config: { surface: 'native', scope: 'ai' }, bodyLimit: LIMITS.nativeBodyBytes },
+    async (req: FastifyRequest, reply: FastifyReply) => {
+      const body = parseBody(nativeBody, req.body);
+      if (body.stream)
+        throw new GatewayError('invalid_request', 'Async requests do not stream.', { param: 'stream' });
+      const ack = await service.accept(exchangeOf(req, reply, 'native'), body, baseUrlOf(req));
+      return reply.code(202).send(ack);
+    },
+  );
+
+  // Polls are reads, like the request-log API: kept out of the request log (no surface).
+  app.get('/ai/async/:channel_id', { config: { scope: 'ai' } }, async (req) => {
+    const channelId = channelParam(req);
+    const rec = await service.get(authOf(req).project.config.id, channelId);
+    if (!rec) throw new GatewayError('not_found', `Channel ${channelId} does not exist in this project.`);
+    const d = rec.doc;
+    return {
+      channel_id: d.channel_id,
+      status: rec.state,
+      workflow: d.workflow,
+      event_name: d.event_name,
+      session_id: d.session_id,
+      created_at: new Date(d.created_at).toISOString(),
+      updated_at: new Date(d.updated_at).toISOString(),
+      callback_deadline: d.deadline_at === null ? null : new Date(d.deadline_at).toISOString(),
+      result: d.result,
+    };
+  });
+
+  app.post('/callback/:channel_id', { config: { surface: 'native', scope: 'ai' } }, async (req, reply) => {
+    const channelId = channelParam(req);
+    req.record.channelId = channelId;
+    const body = parseBody(callbackBody, req.body);
+    try {
+      return await service.callback(authOf(req).project.config.id, channelId, body);
+    } catch (err) {
+      if (!(err instanceof CallbackError)) throw err;
+      req.record.outcome = 'client_error';
+      req.record.errorCode = err.code;
+      return reply
+        .code(err.status)
+        .send({ error: err.code, message: err.message, ...(err.hint ? { hint: err.hint } : {}) });
+    }
+  });
+}
