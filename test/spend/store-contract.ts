@@ -13,7 +13,7 @@ const pid = (name: string) => `ns${process.pid}.${name}-${++seq}`;
 const cap = (project: string, limitMicros: number, name = 'c'): CapRef => ({
   key: `switchyard:{p:${project}}:spend:project:test-${name}`,
   limitMicros,
-  expireAtSec: Math.floor(Date.now() / 1000) + 3600,
+  ttlSec: 3600,
 });
 const rate = (project: string, perSecond: number, burst: number, name = 'r', cost = 1): RateRef => ({
   key: `switchyard:{p:${project}}:rl:${name}`,

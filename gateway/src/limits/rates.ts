@@ -3,7 +3,7 @@ import type { RateRef } from '../spend/store.ts';
 
 /**
  * Rate limits as GCRA (generic cell rate algorithm, as go-redis/redis_rate): a limit of N per
- * minute lets one through every 60/N s, with a burst of N/6 at once; a request's tokens count as
+ * minute lets N through at once and then one every 60/N s; a request's tokens count as
  * that many cells. The TAT keys carry the project's hash tag, so a key's limit and its project's
  * limit are checked in the same script call on the same Redis Cluster slot.
  */
@@ -14,11 +14,12 @@ const tag = (projectId: string): string => `switchyard:{p:${projectId}}:rl`;
 export type RateKind = 'requests' | 'tokens';
 
 /**
- * At most ten seconds' worth at once (as OpenAI quantizes its per-minute limits), so no 60-second
- * window ever sees more than 7/6 of the limit. A request larger than the burst (a huge prompt
- * against a small token limit) counts as the burst: it waits for a full bucket instead of never passing.
+ * A minute's worth at once (go-redis/redis_rate's PerMinute): a client idle for a minute may send
+ * its whole minute's allowance in one go, then one every 60/N s. A request larger than the burst
+ * (a huge prompt against a small token limit) counts as the burst: it waits for a full bucket
+ * instead of never passing.
  */
-export const burstOf = (perMinute: number): number => Math.max(1, Math.ceil(perMinute / 6));
+export const burstOf = (perMinute: number): number => perMinute;
 
 /** One configured limit of a request, with what the 429 headers say about it. */
 export interface RateLimit {
@@ -43,7 +44,12 @@ function add(
     scope,
     kind,
     perMinute,
-    ref: { key, intervalUs: MINUTE_US / perMinute, burst: burstOf(perMinute), cost: Math.min(cost, burstOf(perMinute)) },
+    ref: {
+      key,
+      intervalUs: MINUTE_US / perMinute,
+      burst: burstOf(perMinute),
+      cost: Math.min(cost, burstOf(perMinute)),
+    },
   });
 }
 

@@ -10,7 +10,11 @@ export const DEFAULT_OUTPUT_TOKENS = 4096;
 const AUDIO_BYTES_PER_SECOND = 4000;
 
 export interface Estimate {
-  /** Tokens the request may use, prompt plus the most output it may get. */
+  /**
+   * Tokens counted against token rate limits at admission: the prompt plus `max_tokens` when the
+   * request sets it (the model's default output cap would make every request look huge; the real
+   * count corrects the estimate when the answer is in).
+   */
   tokens: number;
   /** µUSD at list price of the slot's model; null when its pricing does not cover the request. */
   micros: number | null;
@@ -52,6 +56,7 @@ function tokensOf(req: CanonicalRequest, type: ProviderType, outputCap: number):
  */
 export function estimate(req: CanonicalRequest, project: RuntimeProject, slot: RuntimeSlot): Estimate {
   const [input, output] = tokensOf(req, slot.target.type, maxOutput(project, slot));
+  const asked = req.kind === 'chat' || req.kind === 'completion' ? (req.max_tokens ?? 0) : 0;
   const pricing = slot.pricing;
   let micros: number | null;
   if (req.kind === 'image')
@@ -66,5 +71,5 @@ export function estimate(req: CanonicalRequest, project: RuntimeProject, slot: R
       { usage: { prompt_tokens: input, completion_tokens: output, total_tokens: input + output } },
       pricing,
     );
-  return { tokens: input + output, micros };
+  return { tokens: input + asked, micros };
 }

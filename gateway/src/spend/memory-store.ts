@@ -68,7 +68,7 @@ export class MemoryGuardStore implements GuardStore {
 
   #reserveCaps(input: ReserveInput, rates: RateState[]): ReserveResult {
     const crossings: Crossing[] = [];
-    const cells = input.caps.map((c) => this.#cell(c));
+    const cells = input.caps.map((c) => this.#cell(c, input.nowMs));
     for (let i = 0; i < cells.length; i++) {
       const cell = cells[i]!;
       this.#expire(cell, input.nowMs);
@@ -141,7 +141,7 @@ export class MemoryGuardStore implements GuardStore {
     return t && t.expiresUs > nowUs ? t.tatUs : 0;
   }
 
-  #cell(c: CapRef): CapCell {
+  #cell(c: CapRef, nowMs: number): CapCell {
     let cell = this.#caps.get(c.key);
     if (!cell) {
       cell = {
@@ -150,7 +150,7 @@ export class MemoryGuardStore implements GuardStore {
         held: new Map(),
         expired: new Map(),
         level: 0,
-        expireAtMs: c.expireAtSec * 1000,
+        expireAtMs: nowMs + c.ttlSec * 1000,
       };
       this.#caps.set(c.key, cell);
     }

@@ -64,7 +64,7 @@ export class RedisGuardStore implements GuardStore {
       input.caps.length,
     ];
     for (const r of input.rates) args.push(r.intervalUs, r.burst, r.cost);
-    for (const c of input.caps) args.push(c.limitMicros, c.expireAtSec);
+    for (const c of input.caps) args.push(c.limitMicros, c.ttlSec);
     const flat = (await this.#reserve(keys.length, ...keys, ...args)) as number[];
     const n = input.rates.length;
     switch (flat[0]) {
@@ -95,7 +95,7 @@ export class RedisGuardStore implements GuardStore {
     if (!n) return { spent: [], crossings: [] };
     const keys = capKeys(input.caps);
     const args: Array<string | number> = [input.member, input.actualMicros, input.nowMs];
-    for (const c of input.caps) args.push(c.limitMicros, c.expireAtSec);
+    for (const c of input.caps) args.push(c.limitMicros, c.ttlSec);
     const flat = (await this.#settle(keys.length, ...keys, ...args)) as number[];
     return {
       spent: flat.slice(0, n).map((v) => (v < 0 ? null : v)),

@@ -54,7 +54,7 @@ export function capRef(projectId: string, rule: CapRule, nowMs: number): CapRef 
   return {
     key,
     limitMicros: rule.limitMicros,
-    expireAtSec: Math.floor(w.end.getTime() / 1000) + KEEP_AFTER_SEC,
+    ttlSec: Math.ceil((w.end.getTime() - nowMs) / 1000) + KEEP_AFTER_SEC,
     resetAt: w.end,
   };
 }

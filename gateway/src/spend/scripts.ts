@@ -42,7 +42,7 @@ end
  * KEYS: one per rate limit (its TAT), then three per cap (spent, :r, :d).
  * ARGV: now ms, member, amount µUSD, deadline ms, #rates, #caps,
  *   per rate: emission interval µs, burst, cost (units);
- *   per cap: limit µUSD, expire-at (unix s).
+ *   per cap: limit µUSD, TTL (s: the period's remaining time plus a day, by the caller's clock).
  * Returns {0, per rate: remaining, reset ms; then crossings idx, level, spent ...}
  *      or {1, rate index, retry ms, per rate: remaining, reset ms}
  *      or {2, cap index, spent µUSD, reserved µUSD, crossings ...}.
@@ -102,11 +102,11 @@ for c = 0, nc - 1 do
 end
 for c = 0, nc - 1 do
   local k, r, d = KEYS[nr + c * 3 + 1], KEYS[nr + c * 3 + 2], KEYS[nr + c * 3 + 3]
-  local at = tonumber(ARGV[a + c * 2 + 1])
+  local ttl = tonumber(ARGV[a + c * 2 + 1])
   redis.call('HINCRBY', r, member, amount)
   redis.call('HINCRBY', r, '_sum', amount)
   redis.call('ZADD', d, deadline, member)
-  redis.call('EXPIREAT', k, at) redis.call('EXPIREAT', r, at) redis.call('EXPIREAT', d, at)
+  redis.call('EXPIRE', k, ttl) redis.call('EXPIRE', r, ttl) redis.call('EXPIRE', d, ttl)
 end
 local out = {0}
 for _, v in ipairs(states) do table.insert(out, v) end
@@ -119,7 +119,7 @@ return out
  * member finds nothing and changes nothing. A reservation that expired before its settle was
  * counted at its reserved amount; the settle corrects that to the real cost.
  *
- * KEYS: three per cap. ARGV: member, actual µUSD, now ms, per cap: limit µUSD, expire-at (unix s).
+ * KEYS: three per cap. ARGV: member, actual µUSD, now ms, per cap: limit µUSD, TTL (s).
  * Returns the spent µUSD of each cap (-1 where nothing was settled), then crossings: idx, level, spent, ...
  */
 export const SETTLE_LUA = `${SHARED}
@@ -143,7 +143,7 @@ for c = 0, #KEYS / 3 - 1 do
   end
   if delta then
     local spent = redis.call('INCRBY', k, delta)
-    redis.call('EXPIREAT', k, tonumber(ARGV[5 + c * 2]))
+    redis.call('EXPIRE', k, tonumber(ARGV[5 + c * 2]))
     crossed(r, spent, tonumber(ARGV[4 + c * 2]), crossings, c)
     table.insert(out, spent)
   else

@@ -19,8 +19,11 @@ export interface CapRef {
   /** The spent counter (SPEND_KEYS); the reservation keys are derived from it. */
   key: string;
   limitMicros: number;
-  /** Unix seconds after which the period's keys may go (period end plus a day). */
-  expireAtSec: number;
+  /**
+   * Seconds the period's keys are kept: until the period ends plus a day, by the caller's clock
+   * (relative, so a clock that is not Redis's still keeps keys for the right time).
+   */
+  ttlSec: number;
 }
 
 export interface RateState {
