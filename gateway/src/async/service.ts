@@ -239,10 +239,12 @@ export class AsyncService {
       throw closedError(channelId);
     }
     const ai = rec.doc.ai_response as ResultBody;
+    // The backend's data merged over the generated data; a non-object answer (chat text) is kept
+    // under `ai_response`.
     const base =
       ai.data !== null && typeof ai.data === 'object' && !Array.isArray(ai.data)
         ? (ai.data as Record<string, unknown>)
-        : {};
+        : { ai_response: ai.data };
     const result: ResultBody = { ...ai, data: { ...base, ...cb.data } };
     const doc: ChannelDoc = { ...rec.doc, updated_at: now, result };
     const t = await this.#d.channels.transition(projectId, channelId, ['awaiting_callback'], {
