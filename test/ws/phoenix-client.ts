@@ -13,8 +13,12 @@ export function phoenixClient(socketUrl: string, token: string) {
   });
   const closes: { code: number; reason: string }[] = [];
   let opens = 0;
-  socket.onOpen(() => opens++);
-  socket.onClose((e: { code: number; reason: string }) => closes.push({ code: e.code, reason: e.reason }));
+  socket.onOpen(() => {
+    opens++;
+  });
+  socket.onClose((e: CloseEvent) => {
+    closes.push({ code: e.code, reason: e.reason });
+  });
   socket.connect();
   return {
     socket,
@@ -24,7 +28,9 @@ export function phoenixClient(socketUrl: string, token: string) {
       const channel = socket.channel(topic, {});
       const responses: unknown[] = [];
       const joinReplies: string[] = [];
-      channel.on('response', (p: unknown) => responses.push(p));
+      channel.on('response', (p: unknown) => {
+        responses.push(p);
+      });
       channel
         .join()
         .receive('ok', () => joinReplies.push('ok'))
