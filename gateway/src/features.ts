@@ -1,6 +1,8 @@
 import type { Logger } from 'pino';
+import { withResponseCache } from './cache/index.ts';
 import type { GatewayMetrics } from './observability/metrics.ts';
 import { defaultStages, type PipelineStages } from './pipeline/stages.ts';
+import { withSessionMemory } from './sessions/index.ts';
 import type { RuntimeState } from './state/types.ts';
 
 export interface FeatureDeps {
@@ -15,6 +17,9 @@ export interface FeatureDeps {
  * Where features plug into the request pipeline: each feature replaces the default of the stage it
  * owns (pipeline/stages.ts says which is which). One line per feature.
  */
-export function buildStages(_deps: FeatureDeps): PipelineStages {
-  return { ...defaultStages };
+export function buildStages(deps: FeatureDeps): PipelineStages {
+  let stages: PipelineStages = { ...defaultStages };
+  stages = withSessionMemory(stages, deps);
+  stages = withResponseCache(stages, deps);
+  return stages;
 }

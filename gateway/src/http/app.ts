@@ -21,6 +21,7 @@ import './context.ts';
 import { sendError, surfaceOf } from './errors.ts';
 import { nativeRoutes } from './native-routes.ts';
 import { readRoutes } from './read-routes.ts';
+import { sessionRoutes } from './session-routes.ts';
 
 export interface GatewayAppOptions {
   store: SnapshotStore;
@@ -126,6 +127,7 @@ export function buildGatewayApp(opts: GatewayAppOptions): FastifyInstance {
         nativeRoutes(scoped, stages);
         compatRoutes(scoped, stages);
         readRoutes(scoped, state, now);
+        sessionRoutes(scoped, state, now);
       },
       { prefix },
     );

@@ -43,5 +43,6 @@ export function exchangeOf(req: FastifyRequest, reply: FastifyReply, surface: 'n
     auth: authOf(req),
     signal: clientAbortSignal(reply.raw),
     record: req.record,
+    cacheControl: req.headers['cache-control'],
   };
 }

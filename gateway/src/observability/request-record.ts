@@ -34,6 +34,8 @@ export interface RequestRecord {
   sessionId?: string | null;
   channelId?: string | null;
   cache?: 'hit' | 'miss' | 'bypass';
+  /** A cache hit: what the original call cost (integer micro-USD; null when unpriced). */
+  costSavedMicros?: number | null;
   /** Only for projects that opt into bodies in request logs. */
   bodies?: { request: unknown; response: unknown };
 }

@@ -19,4 +19,6 @@ export interface Exchange {
   /** Aborted when the client goes away: upstream work stops. */
   signal: AbortSignal;
   record: RequestRecord;
+  /** The request's Cache-Control header: the response cache honours no-cache and no-store. */
+  cacheControl?: string | undefined;
 }

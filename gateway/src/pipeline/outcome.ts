@@ -24,7 +24,8 @@ export type Outcome =
   | {
       kind: 'streaming';
       prepared: Prepared;
-      slot: RuntimeSlot;
+      /** Undefined for a cache hit replayed as a stream. */
+      slot: RuntimeSlot | undefined;
       /** Yields canonical events; returns how the stream ended. Never throws. */
       events: AsyncGenerator<StreamEvent, StreamEnd, void>;
     }

@@ -52,7 +52,13 @@ export async function runPipeline(
     stages.completed(ex, p, { ok: true, result: cached, usage: canonicalUsage(cached), fromCache: true });
     if (req.mode === 'stream')
       return { kind: 'streaming', prepared: p, slot: undefined, events: replayHit(ex, cached) };
-    return { kind: 'answered', prepared: p, result: cached, slot: undefined, structured: structuredOf(p, cached) };
+    return {
+      kind: 'answered',
+      prepared: p,
+      result: cached,
+      slot: undefined,
+      structured: structuredOf(p, cached),
+    };
   }
   await stages.session(ex, p, req.body.session_id);
   const guard = stages.slotGuard(ex, p);

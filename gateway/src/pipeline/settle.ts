@@ -54,6 +54,9 @@ export function requestLogEntry(f: FinishedRequest, now: number): RequestLogEntr
     ttft_ms: r.ttftMs === undefined ? null : Math.round(r.ttftMs * 1000) / 1000,
     customer_data: r.customerData ?? {},
     test_mode: r.testMode === true,
+    ...(r.costSavedMicros !== undefined
+      ? { details: { cost_saved_usd: r.costSavedMicros === null ? null : microsToUsd(r.costSavedMicros) } }
+      : {}),
     ...(r.bodies ? { bodies: r.bodies } : {}),
   };
 }

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { freeForm, message, sampling, tool, toolChoice, uuid } from './common-schema.ts';
+import { freeForm, message, sampling, tool, toolChoice } from './common-schema.ts';
 import { LIMITS } from './limits.ts';
 import { chatControls } from './native-schema.ts';
 
@@ -42,7 +42,8 @@ export const compatChatBody = z.object({
   tool_choice: toolChoice.optional(),
   n: z.number().int().min(1).optional(),
   response_format: freeForm.optional(),
-  session_id: uuid.optional(),
+  // Checked by the session stage: a malformed id names no session (422 session_not_found), not a 400.
+  session_id: z.string().max(256).optional(),
   metadata: freeForm.optional(),
   user: z.string().max(256).optional(),
   ...refused,

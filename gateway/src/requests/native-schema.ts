@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { freeForm, message, sampling, tool, toolChoice, uuid } from './common-schema.ts';
+import { freeForm, message, sampling, tool, toolChoice } from './common-schema.ts';
 import { LIMITS } from './limits.ts';
 
 /**
@@ -43,7 +43,8 @@ export const nativeBody = z.object({
   inputs: freeForm.optional(),
   metadata: freeForm.optional(),
   context: freeForm.optional(),
-  session_id: uuid.optional(),
+  // Checked by the session stage: a malformed id names no session (422 session_not_found), not a 400.
+  session_id: z.string().max(256).optional(),
   user: z.string().max(256).optional(),
   // image
   size: z

@@ -300,18 +300,19 @@ describe.each(['/v1', '/api/v1'] as const)('compatible error table under %s', (p
     });
   });
 
-  describe('422 session_not_found', () => {
-    it('an unknown session_id', async () => {
+  // 422 session_not_found (unknown, malformed or foreign sessions of a session workflow): test/sessions.
+  describe('400 session_id without session memory', () => {
+    it('a session_id for a workflow without session memory', async () => {
       const want = {
-        status: 422,
+        status: 400,
         type: 'invalid_request_error',
-        code: 'session_not_found',
+        code: 'invalid_request',
         param: 'session_id',
       };
       const session_id = randomUUID();
       await expectSdkError(
         sdk().chat.completions.create(params({ model: 'chat', messages: user, session_id })),
-        OpenAI.UnprocessableEntityError,
+        OpenAI.BadRequestError,
         want,
       );
       expectEnvelope(await chatRaw({ model: 'chat', messages: user, session_id }), want);

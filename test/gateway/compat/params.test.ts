@@ -583,10 +583,10 @@ describe('stream and stream_options', () => {
 });
 
 describe('session_id', () => {
-  it('names a session of the project; an unknown one is refused, not ignored', async () => {
+  it('is refused, not ignored, by a workflow without session memory (sessions: test/sessions)', async () => {
     const res = await chat('openai', { session_id: '00000000-0000-4000-8000-000000000000' });
-    expect(res.status).toBe(422);
-    expect((res.json as ErrorBody).error).toMatchObject({ code: 'session_not_found', param: 'session_id' });
+    expect(res.status).toBe(400);
+    expect((res.json as ErrorBody).error).toMatchObject({ code: 'invalid_request', param: 'session_id' });
     expect(sim.requests()).toEqual([]);
   });
 });

@@ -211,10 +211,12 @@ describe('field validation', () => {
     expect(r.json.param).toBe('session_id');
   });
 
-  it('an unknown session_id → 422 session_not_found', async () => {
+  // Unknown sessions of session-memory workflows (422 session_not_found): test/sessions.
+  it('a session_id for a workflow without session memory → 400', async () => {
     const r = await chat({ session_id: '3f2b8c1e-9d4a-4f6b-8e2c-1a2b3c4d5e6f' });
-    expectError(r, 422, 'session_not_found');
-    expect(r.json.message).toContain('3f2b8c1e-9d4a-4f6b-8e2c-1a2b3c4d5e6f');
+    expectError(r, 400, 'invalid_request');
+    expect(r.json.param).toBe('session_id');
+    expect(r.json.message).toMatch(/has no session memory/);
   });
 });
 
