@@ -4,6 +4,7 @@ import { parseArgs } from 'node:util';
 import pino from 'pino';
 import { parseSealKey } from '#contract';
 import { createGateway, createRuntimeState, readGatewayEnv, SnapshotStore } from '#gateway';
+import { FolderConsoleBackend, readConsoleEnv } from '#gateway/console/index';
 import { startBanner } from './banner.ts';
 import { loadInto, watchFolder } from './config-source.ts';
 import { connectRedisMode } from './redis-mode.ts';
@@ -28,9 +29,17 @@ const store = new SnapshotStore(sealKey);
 const redis = env.REDIS_URL ? await connectRedisMode(env.REDIS_URL, store, logger) : undefined;
 const first = await loadInto(dir, redis?.sink ?? store, sealKey, logger);
 await redis?.source.refresh();
+const reload = () =>
+  loadInto(dir, redis?.sink ?? store, sealKey, logger).then(async (compiled) => {
+    await redis?.source.refresh();
+    return compiled;
+  });
+// The console API writes one YAML file per workflow into the folder (SWITCHYARD_CONSOLE=off: none).
+const consoleMode = readConsoleEnv().SWITCHYARD_CONSOLE ?? 'folder';
 // Runtime state (request logs, usage) follows the same choice: Redis with REDIS_URL, memory without.
 const gateway = createGateway(store, {
   logger,
+  ...(consoleMode === 'folder' ? { console: new FolderConsoleBackend({ dir, reload }) } : {}),
   ...(env.REDIS_URL
     ? {
         state: (metrics, log) =>
@@ -47,11 +56,7 @@ const local = (u: string) => `http://localhost:${new URL(u).port}`;
 process.stdout.write(
   startBanner(local(url), local(metricsUrl), values.config ?? 'examples', first.loaded, first.verdicts),
 );
-const stopWatching = watchFolder(
-  dir,
-  () => loadInto(dir, redis?.sink ?? store, sealKey, logger).then(() => redis?.source.refresh()),
-  logger,
-);
+const stopWatching = watchFolder(dir, reload, logger);
 
 let stopping = false;
 for (const signal of ['SIGTERM', 'SIGINT'] as const) {

@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import pino, { type Logger } from 'pino';
 import type { AsyncConfig } from './async/config.ts';
 import { startWorkers } from './async/feature.ts';
+import type { ConsoleBackend } from './console/backend.ts';
 import { buildStages } from './features.ts';
 import { buildGatewayApp } from './http/app.ts';
 import { buildOpsApp } from './http/ops-app.ts';
@@ -34,6 +35,8 @@ export interface GatewayOptions {
   now?: () => number;
   /** Async/WebSocket/webhook settings over the environment's (tests). */
   async?: Partial<AsyncConfig>;
+  /** The console API's backend (cluster or config folder); the console API is off without one. */
+  console?: ConsoleBackend;
 }
 
 export function createGateway(store: SnapshotStore, opts: GatewayOptions = {}): Gateway {
@@ -46,7 +49,7 @@ export function createGateway(store: SnapshotStore, opts: GatewayOptions = {}): 
   const now = opts.now ?? (() => Date.now());
   let closing = false;
   const stages = opts.stages ?? buildStages({ state, metrics, logger, now });
-  const app = buildGatewayApp({ store, metrics, logger, state, stages, now });
+  const app = buildGatewayApp({ store, metrics, logger, state, stages, now, console: opts.console });
   // Async jobs, webhook deliveries and the WebSocket endpoint (async/feature.ts).
   const workers = startWorkers({ store, state, stages, metrics, logger, now, config: opts.async }, app.server);
   const ops = buildOpsApp(store, metrics, () => closing);

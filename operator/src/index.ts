@@ -6,3 +6,5 @@
 export { compileSnapshot, type Verdict } from './compiler/index.ts';
 export { formatProblem, type LoadedConfig, loadConfigFolder } from './load/folder.ts';
 export { SnapshotPublisher } from './publish/redis-publisher.ts';
+/** The Workflow schema, for the gateway's console API in embedded mode (checks what it writes). */
+export { type Workflow, workflow as workflowSchema } from './resources/workflow.ts';

@@ -1,0 +1,37 @@
+import type { Logger } from 'pino';
+import { z } from 'zod';
+import { KubeClient, loadKubeConfig } from '#operator/kube/index';
+import type { ConsoleBackend } from './backend.ts';
+import { KubeConsoleBackend } from './kube-backend.ts';
+
+/** Console API settings from the environment (off on a cluster unless asked for). */
+export const consoleEnv = z.object({
+  /** kubernetes: write Workflow CRs (gateway pods); folder: embedded mode's default; off: no console API. */
+  SWITCHYARD_CONSOLE: z.enum(['off', 'kubernetes', 'folder']).optional(),
+  /** How long a write waits for the operator's verdict before answering 202. */
+  SWITCHYARD_CONSOLE_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(10_000),
+});
+export type ConsoleEnv = z.infer<typeof consoleEnv>;
+
+export class ConsoleConfigError extends Error {
+  readonly code = 'CONSOLE_CONFIG_INVALID';
+}
+
+export function readConsoleEnv(env: NodeJS.ProcessEnv = process.env): ConsoleEnv {
+  const parsed = consoleEnv.safeParse(env);
+  if (!parsed.success)
+    throw new ConsoleConfigError(
+      `invalid environment: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`,
+    );
+  return parsed.data;
+}
+
+/**
+ * The cluster backend when SWITCHYARD_CONSOLE=kubernetes: the API server from KUBECONFIG, else the
+ * pod's in-cluster ServiceAccount (client-node's default lookup). Undefined otherwise.
+ */
+export function kubernetesConsole(env: ConsoleEnv, logger: Logger): ConsoleBackend | undefined {
+  if (env.SWITCHYARD_CONSOLE !== 'kubernetes') return undefined;
+  const client = new KubeClient(loadKubeConfig());
+  return new KubeConsoleBackend({ client, logger, settleTimeoutMs: env.SWITCHYARD_CONSOLE_TIMEOUT_MS });
+}
