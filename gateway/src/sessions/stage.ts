@@ -34,6 +34,8 @@ interface Pending {
   tokensBefore: number;
 }
 
+const APPEND_RETRIES_MS = [250, 500, 1000, 2000, 3000];
+
 /** Appends and summaries still running per runtime state (they run after the answer was sent). */
 const background = new WeakMap<RuntimeState, Set<Promise<void>>>();
 
@@ -114,6 +116,22 @@ export function sessionMemory(deps: SessionFeatureDeps): Pick<PipelineStages, 's
       cause: err,
     });
 
+  /**
+   * An answered turn outlives a short Redis outage (a restart, a failover): the append is retried for
+   * about 7 s. RPUSH is not idempotent, so a reply lost after the script ran could duplicate a turn;
+   * losing an answered turn is the worse failure.
+   */
+  const appendWithRetry = async (ref: SessionRef, turns: Turn[]): Promise<boolean> => {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await store.append(ref, turns);
+      } catch (err) {
+        if (attempt >= APPEND_RETRIES_MS.length) throw err;
+        await new Promise((r) => setTimeout(r, APPEND_RETRIES_MS[attempt]).unref());
+      }
+    }
+  };
+
   const session: PipelineStages['session'] = async (ex, p, sessionId) => {
     const wf = p.plan.workflow;
     if (!wf?.config.sessionMemory.enabled || p.request.kind !== 'chat') {
@@ -187,8 +205,7 @@ export function sessionMemory(deps: SessionFeatureDeps): Pick<PipelineStages, 's
           triggeredBy: ex.id,
         }
       : undefined;
-    const task: Promise<void> = store
-      .append(s.ref, turns)
+    const task: Promise<void> = appendWithRetry(s.ref, turns)
       .then(async (ok) => {
         if (!ok)
           deps.logger.warn({

@@ -1,0 +1,154 @@
+/**
+ * Session turns under faults, on real gateway processes sharing one Redis (AOF, fsync always):
+ * conversations run through two gateways while one is SIGKILLed, then while Redis restarts. Every
+ * answer a client received must have both its turns in the session, except answers of requests the
+ * killed pod had in flight; the counts are printed.
+ */
+import { resolve } from 'node:path';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { type Fleet, type FleetGateway, startFleet } from '#devkit/fleet';
+
+const EXAMPLES = resolve(import.meta.dirname, '../../examples');
+const KEY = 'sy_live_HEUADsAxMSNV8on9X3NkkU2lkBArrZ1v';
+const CONVERSATIONS = 6;
+
+let fleet: Fleet;
+
+beforeAll(async () => {
+  fleet = await startFleet({ configDir: EXAMPLES, gateways: 2, redis: 'single', env: { LOG_LEVEL: 'warn' } });
+}, 60_000);
+
+afterAll(async () => {
+  await fleet?.stop();
+});
+
+interface Conversation {
+  id: string | undefined;
+  /** Answers received (each is two turns: the question and the answer). */
+  answered: number;
+  refused: number;
+}
+
+async function say(g: FleetGateway, c: Conversation, text: string): Promise<'ok' | 'refused' | 'down'> {
+  try {
+    const res = await fetch(`${g.url}/v1/ai`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' },
+      body: JSON.stringify({
+        workflow: 'concierge-chat',
+        ...(c.id ? { session_id: c.id } : {}),
+        messages: [{ role: 'user', content: text }],
+      }),
+      signal: AbortSignal.timeout(5000),
+    });
+    await res.arrayBuffer();
+    if (res.status !== 200) {
+      c.refused++;
+      return 'refused';
+    }
+    c.id ??= res.headers.get('x-service-session-id')!;
+    c.answered++;
+    return 'ok';
+  } catch {
+    return 'down';
+  }
+}
+
+/**
+ * The session's turn count once it reaches `expected`, or whatever it holds after 10 s: appends that
+ * met the outage are retried for about 7 s after their answer was sent.
+ */
+async function turnsOf(g: FleetGateway, id: string, expected: number): Promise<number> {
+  const deadline = Date.now() + 10_000;
+  let last = -1;
+  for (;;) {
+    const res = await fetch(`${g.url}/v1/sessions/${id}`, { headers: { authorization: `Bearer ${KEY}` } });
+    if (res.status === 200) last = ((await res.json()) as { turns: unknown[] }).turns.length;
+    if (last >= expected) return last;
+    if (Date.now() > deadline) {
+      if (last < 0) throw new Error(`session ${id}: ${res.status}`);
+      return last;
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+it('a SIGKILLed gateway loses at most the turns it had in flight; the others are all kept', async () => {
+  const [survivor, victim] = fleet.gateways as [FleetGateway, FleetGateway];
+  const convs: Conversation[] = Array.from({ length: CONVERSATIONS }, () => ({
+    id: undefined,
+    answered: 0,
+    refused: 0,
+  }));
+  // Each conversation starts on the survivor, then alternates; the victim dies while requests are in flight.
+  for (const c of convs) await say(survivor, c, 'Hello, I need a present.');
+  let inFlightAtKill = 0;
+  let killed = false;
+  const lane = async (c: Conversation, i: number) => {
+    for (let n = 0; n < 10; n++) {
+      const g = n % 2 === 0 || killed ? survivor : victim;
+      if (g === victim) inFlightAtKill++;
+      const r = await say(g, c, `conversation ${i} turn ${n}: something about the present`);
+      if (g === victim) inFlightAtKill--;
+      if (r === 'down') n--; // the client retries on the survivor
+    }
+  };
+  const lanes = convs.map((c, i) => lane(c, i));
+  await new Promise((r) => setTimeout(r, 150));
+  const lostAtMost = inFlightAtKill;
+  killed = true;
+  await victim.kill('SIGKILL');
+  await Promise.all(lanes);
+  await victim.restart();
+
+  let kept = 0;
+  let expected = 0;
+  let lost = 0;
+  let unanswered = 0;
+  for (const c of convs) {
+    const turns = await turnsOf(victim, c.id!, c.answered * 2);
+    kept += turns;
+    expected += c.answered * 2;
+    lost += Math.max(0, c.answered * 2 - turns);
+    // The killed pod may have appended an exchange whose answer never reached the client.
+    unanswered += Math.max(0, turns - c.answered * 2);
+    // A question is appended only with its answer: never half an exchange.
+    expect(turns % 2).toBe(0);
+  }
+  console.log(
+    `sessions after SIGKILL: ${convs.length} conversations, ${convs.reduce((n, c) => n + c.answered, 0)} answers received, ` +
+      `${expected} turns expected, ${kept} kept, ${lost} lost, ${unanswered} kept without a received answer; ` +
+      `the killed pod had ${lostAtMost} requests in flight`,
+  );
+  expect(lost).toBeLessThanOrEqual(lostAtMost * 2);
+  expect(unanswered).toBeLessThanOrEqual(lostAtMost * 2);
+}, 90_000);
+
+it('a Redis restart mid-conversation keeps every turn that was answered (AOF); requests during it are refused, not half-kept', async () => {
+  const [a, b] = fleet.gateways as [FleetGateway, FleetGateway];
+  const c: Conversation = { id: undefined, answered: 0, refused: 0 };
+  for (let n = 0; n < 5; n++) await say(n % 2 ? b : a, c, `before restart ${n}`);
+  const restarting = fleet.redis.restart();
+  // Keep talking while Redis is away: answers are either full turns or refusals (503).
+  let during = 0;
+  let settled = false;
+  void restarting.then(() => {
+    settled = true;
+  });
+  while (!settled) {
+    await say(during % 2 ? b : a, c, `during restart ${during}`);
+    during++;
+  }
+  await restarting;
+  for (let n = 0; n < 5; n++) {
+    // The gateways reconnect on their own; a refusal right after the restart is retried.
+    for (let tries = 0; tries < 50 && (await say(n % 2 ? b : a, c, `after restart ${n}`)) !== 'ok'; tries++)
+      await new Promise((r) => setTimeout(r, 100));
+  }
+  const turns = await turnsOf(a, c.id!, c.answered * 2);
+  console.log(
+    `sessions across a Redis restart: ${c.answered} answers received, ${c.refused} refused (${during} sent during the restart), ` +
+      `${c.answered * 2} turns expected, ${turns} kept`,
+  );
+  expect(turns).toBe(c.answered * 2);
+}, 90_000);
