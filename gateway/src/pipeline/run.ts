@@ -78,6 +78,9 @@ export async function admitAsync(
   const p = prepare(ex.auth, req.body, { compat: req.compat, async: true });
   describePrepared(ex.record, p, false);
   await stages.admit(ex, p);
+  // Session workflows: the session is checked (422/400 now, not in the job) or started, so the
+  // acknowledgement carries its id (ex.record.sessionId) and the job continues it.
+  await stages.session(ex, p, req.body.session_id);
   return p;
 }
 
