@@ -61,7 +61,8 @@ export function readWorkflowBody(raw: unknown, pathName?: string): WorkflowBody 
     const m = BACKUP_FIELD.exec(k);
     if (m) {
       const slot = flat.get(Number(m[1])) ?? {};
-      slot[m[2] as 'provider' | 'model'] = v;
+      if (m[2] === 'provider') slot.provider = v;
+      else slot.model = v;
       flat.set(Number(m[1]), slot);
     } else if (k in ALIASES) {
       const canonical = ALIASES[k as keyof typeof ALIASES];
@@ -90,8 +91,11 @@ export function readWorkflowBody(raw: unknown, pathName?: string): WorkflowBody 
       param: 'name',
       hint: 'A workflow cannot be renamed: create the new name and delete the old one.',
     });
-  for (const f of ['provider', 'model'] as const)
-    if (b[f] === undefined) throw new GatewayError('invalid_request', `${f} is required.`, { param: f });
+  const { provider, model } = b;
+  if (provider === undefined)
+    throw new GatewayError('invalid_request', 'provider is required.', { param: 'provider' });
+  if (model === undefined)
+    throw new GatewayError('invalid_request', 'model is required.', { param: 'model' });
   if (flat.size && b.backups)
     throw new GatewayError(
       'invalid_request',
@@ -112,21 +116,23 @@ export function readWorkflowBody(raw: unknown, pathName?: string): WorkflowBody 
           param: `backup_${i + 1}_provider`,
         },
       );
-    for (const f of ['provider', 'model'] as const)
-      if (typeof slot[f] !== 'string')
-        throw new GatewayError(
-          'invalid_request',
-          `backup_${n}_${f} must be a string (each backup needs both).`,
-          {
-            param: `backup_${n}_${f}`,
-          },
-        );
-    backups.push({ provider: slot.provider as string, model: slot.model as string });
+    const pair = { provider: slot.provider, model: slot.model };
+    if (typeof pair.provider !== 'string' || typeof pair.model !== 'string') {
+      const f = typeof pair.provider !== 'string' ? 'provider' : 'model';
+      throw new GatewayError(
+        'invalid_request',
+        `backup_${n}_${f} must be a string (each backup needs both).`,
+        {
+          param: `backup_${n}_${f}`,
+        },
+      );
+    }
+    backups.push({ provider: pair.provider, model: pair.model });
   });
   const spec: WorkflowBody['spec'] = {
     name,
-    provider: b.provider as string,
-    model: b.model as string,
+    provider,
+    model,
     ...(b.description !== undefined ? { description: b.description } : {}),
     ...(b.request_type !== undefined ? { requestType: b.request_type } : {}),
     ...(b.event_name !== undefined ? { eventName: b.event_name } : {}),
