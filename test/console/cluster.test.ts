@@ -113,6 +113,34 @@ describe('on a cluster (Workflow CRs, the operator compiles)', () => {
     },
   });
 
+  it('the operator has the last word: what a stale snapshot let through is undone and answered 422', async () => {
+    const backend = new KubeConsoleBackend({
+      client: new KubeClient(loadKubeConfig(kubeconfig)),
+      logger: pino({ level: 'silent' }),
+    });
+    const snap = (await env.snapshot())?.projects[`${NS}.${PROJECT}`];
+    if (!snap) throw new Error('no snapshot');
+    const oai = snap.providers.oai;
+    if (!oai) throw new Error('no oai provider');
+    // As if the gateway still served a Provider "ghost" that the cluster no longer has.
+    const stale = { ...snap, providers: { ...snap.providers, ghost: { ...oai, name: 'ghost' } } };
+    const project = { id: `${NS}.${PROJECT}`, namespace: NS, name: PROJECT, snapshot: stale };
+    const spec = { projectRef: { name: PROJECT }, name: 'stale', provider: 'ghost', model: 'gpt-4o-mini' };
+    await expect(backend.create(project, spec)).rejects.toMatchObject({
+      reason: 'ProviderNotFound',
+      specPath: 'provider',
+    });
+    const left = await env.cluster.kubectl(['get', 'workflows', '-n', NS, '-o', 'name']);
+    expect(left.stdout).not.toContain('stale');
+
+    const created = await backend.create(project, { ...spec, provider: 'oai' });
+    expect(created.record.ready.status).toBe('True');
+    await expect(backend.replace(project, spec)).rejects.toMatchObject({ reason: 'ProviderNotFound' });
+    const back = await env.get<{ spec: { provider: string } }>('workflow', NS, created.record.objectName);
+    expect(back.spec.provider).toBe('oai');
+    await backend.delete(project, 'stale');
+  });
+
   it('without the operator a write is 202 with the verdict still Unknown once the wait is over', async () => {
     await op.stop();
     const backend = new KubeConsoleBackend({

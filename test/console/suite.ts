@@ -147,6 +147,18 @@ export function consoleContract(t: ConsoleTarget): void {
     expect(backups.body).toMatchObject({ error: 'invalid_workflow', param: 'backups[0].model' });
   });
 
+  it('a refused replace leaves the serving workflow as it was', async () => {
+    const keeper = { name: 'keeper', provider: 'oai', model: 'gpt-4o-mini', testMode: true };
+    expect((await api().create(keeper)).status).toBe(201);
+    const bad = await api().replace('keeper', { ...keeper, provider: 'nosuch' });
+    expect(bad).toMatchObject({ status: 422, body: { error: 'invalid_workflow', param: 'provider' } });
+    const bad2 = await api().replace('keeper', { ...keeper, request_type: 'video' });
+    expect(bad2).toMatchObject({ status: 422, body: { param: 'request_type' } });
+    expect((await api().get('keeper')).body).toMatchObject({ provider: 'oai', ready: { status: 'True' } });
+    expect((await ask(t.url(), API_KEY, 'keeper')).status).toBe(200);
+    expect((await api().delete('keeper')).status).toBe(204);
+  });
+
   it('refuses a taken name (409), hand-written workflows (409), unknown fields and gaps (400)', async () => {
     expect((await api().create({ ...body, name: 'handmade' })).status).toBe(409);
     const handmade = await api().replace('handmade', { provider: 'oai', model: 'gpt-4o' });

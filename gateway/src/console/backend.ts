@@ -1,3 +1,5 @@
+import type { SnapshotProject } from '#contract';
+
 /**
  * What the console API's routes need from where workflows live: the cluster (Workflow CRs written
  * through the API server, compiled by the operator) or embedded mode's config folder. Both answer
@@ -27,11 +29,13 @@ export interface ConsoleProject {
   id: string;
   namespace: string;
   name: string;
+  /** The project in the gateway's current snapshot: its providers let a write be checked before it is made. */
+  snapshot?: SnapshotProject;
 }
 
-export const projectOf = (id: string): ConsoleProject => {
+export const projectOf = (id: string, snapshot?: SnapshotProject): ConsoleProject => {
   const dot = id.indexOf('.');
-  return { id, namespace: id.slice(0, dot), name: id.slice(dot + 1) };
+  return { id, namespace: id.slice(0, dot), name: id.slice(dot + 1), ...(snapshot ? { snapshot } : {}) };
 };
 
 /** The Ready condition the compiler (the operator, or embedded mode's compile) gave the object. */

@@ -20,6 +20,7 @@ import {
 } from './backend.ts';
 import { specPathOfApiServerMessage, specPathOfVerdict } from './fields.ts';
 import { objectNameFor } from './names.ts';
+import { precheck } from './precheck.ts';
 
 const API_VERSION = 'switchyard.dev/v1alpha1';
 const collection = (ns: string): string =>
@@ -93,8 +94,9 @@ export interface KubeConsoleOptions {
 
 /**
  * Workflows as CRs, written with the gateway's ServiceAccount (operator/rbac/gateway-*.yaml). A
- * write is answered once the operator's Ready condition judges the written generation (watched,
- * not polled); a refusal by the API server or the compiler is undone and answered 422.
+ * write is checked against the project's snapshot first (./precheck.ts), then answered once the
+ * operator's Ready condition judges the written generation (watched, not polled). The API server's
+ * refusal is 422 with nothing written; the operator's refusal is undone, then answered 422.
  */
 export class KubeConsoleBackend implements ConsoleBackend {
   readonly mode = 'kubernetes';
@@ -123,11 +125,13 @@ export class KubeConsoleBackend implements ConsoleBackend {
         param: 'name',
         hint: 'Replace it with PUT, or pick another name.',
       });
+    const objectName = objectNameFor(p.name, spec.name);
+    if (p.snapshot) precheck(p, p.snapshot, objectName, spec);
     const body = {
       apiVersion: API_VERSION,
       kind: 'Workflow',
       metadata: {
-        name: objectNameFor(p.name, spec.name),
+        name: objectName,
         namespace: p.namespace,
         labels: { [MANAGED_BY_LABEL]: MANAGED_BY_CONSOLE },
       },
@@ -148,6 +152,7 @@ export class KubeConsoleBackend implements ConsoleBackend {
 
   async replace(p: ConsoleProject, spec: WorkflowSpec): Promise<WriteResult> {
     const current = await this.#ownedOrThrow(p, spec.name);
+    if (p.snapshot) precheck(p, p.snapshot, current.metadata.name, spec);
     const path = itemPath(p.namespace, current.metadata.name);
     // The read resourceVersion goes along: a concurrent change makes this a 409, never a lost update.
     const written = await this.#write('PUT', path, withSpec(current, spec), spec.name);

@@ -27,7 +27,7 @@ export function consoleRoutes(app: FastifyInstance, backend: ConsoleBackend | un
       throw new GatewayError('feature_disabled', 'The console API is not enabled on this gateway.', {
         hint: 'Start the gateway with SWITCHYARD_CONSOLE=kubernetes (on a cluster) or use embedded mode.',
       });
-    return { backend, project: projectOf(id) };
+    return { backend, project: projectOf(id, auth.project.config) };
   };
 
   const notFound = (p: ConsoleProject, name: string) =>
