@@ -1,4 +1,5 @@
 export * from './hash.ts';
+export * from './redis-connection.ts';
 export * from './redis-keys.ts';
 export * from './seal.ts';
 export * from './snapshot.ts';

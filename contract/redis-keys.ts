@@ -22,6 +22,9 @@ export const SNAPSHOT_HISTORY = 5;
  * Atomic publish: store the version, move the pointer, trim history, then announce. Returns 0 when
  * the version is already current (nothing written), 1 when published.
  * KEYS[1]=current KEYS[2]=snapshot:<v> KEYS[3]=history; ARGV: version, json, now-ms, keep, channel, key prefix.
+ * Cluster-safe: the old snapshot keys it deletes are built from ARGV (their versions are only known
+ * inside the script), but they carry the same hash tag, so they sit in the declared keys' slot,
+ * which Redis Cluster allows; PUBLISH reaches subscribers on every node (test/operator/redis-cluster.test.ts).
  */
 export const PUBLISH_SCRIPT = `
 if redis.call('GET', KEYS[1]) == ARGV[1] and redis.call('EXISTS', KEYS[2]) == 1 then return 0 end

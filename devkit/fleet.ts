@@ -4,10 +4,8 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Redis } from 'ioredis';
 import { stringify } from 'yaml';
-import { z } from 'zod';
-import { REDIS_KEYS } from '#contract';
+import { connectRedis, type RedisConnection } from '#contract';
 import { compileSnapshot, formatProblem, loadConfigFolder, SnapshotPublisher } from '#operator';
 import { freePort } from './ports.ts';
 import { type RunningRedis, startRedis } from './redis.ts';
@@ -56,10 +54,12 @@ export interface FleetGateway {
 }
 
 export interface FleetRedis {
-  /** For a cluster: the node that owns the snapshot keys' slot (what gateways read the snapshot from). */
+  /** The single Redis; empty for a cluster (gateways get REDIS_CLUSTER_NODES only). */
   readonly url: string;
   /** Cluster seed nodes (`host:port`); empty for a single Redis. */
   readonly nodes: readonly string[];
+  /** What a client of this Redis connects with (`connectRedis` from #contract). */
+  readonly connection: RedisConnection;
   /** Stops Redis and starts it again on the same port with its append-only file (single Redis only). */
   restart(): Promise<void>;
   stop(): Promise<void>;
@@ -117,9 +117,9 @@ async function compileFolder(dir: string, sealKey: Buffer) {
 }
 
 /** A new connection per publish, so publishing just after a Redis restart needs no retry logic here. */
-async function publishTo(url: string, dir: string, sealKey: Buffer): Promise<PublishedConfig> {
+async function publishTo(conn: RedisConnection, dir: string, sealKey: Buffer): Promise<PublishedConfig> {
   const { snapshot, problems } = await compileFolder(dir, sealKey);
-  const client = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 2 });
+  const client = connectRedis(conn, { lazyConnect: true, maxRetriesPerRequest: 2 });
   client.on('error', () => undefined);
   try {
     await client.connect();
@@ -130,52 +130,26 @@ async function publishTo(url: string, dir: string, sealKey: Buffer): Promise<Pub
   }
 }
 
-/** CLUSTER SLOTS: [first slot, last slot, [owner host, owner port, id?], ...replicas]. */
-const clusterSlots = z.array(
-  z.tuple([z.number(), z.number(), z.tuple([z.string(), z.number()]).rest(z.unknown())]).rest(z.unknown()),
-);
-
-/**
- * All snapshot keys share one hash tag, so one cluster node holds them. Today's gateway reads the
- * snapshot through a plain client on REDIS_URL; pointing that at the slot's owner keeps it working.
- */
-async function snapshotOwner(nodes: readonly string[]): Promise<string> {
-  const [host, port] = (nodes[0] ?? '').split(':');
-  const c = new Redis({ host, port: Number(port), lazyConnect: true, maxRetriesPerRequest: 1 });
-  c.on('error', () => undefined);
-  try {
-    await c.connect();
-    const slot = Number(await c.call('CLUSTER', 'KEYSLOT', REDIS_KEYS.current));
-    const ranges = clusterSlots.parse(await c.call('CLUSTER', 'SLOTS'));
-    const owner = ranges.find(([from, to]) => slot >= from && slot <= to)?.[2];
-    if (!owner) throw new FleetError('FLEET_START_FAILED', `no cluster node owns slot ${slot}`);
-    return `redis://${owner[0]}:${owner[1]}`;
-  } finally {
-    c.disconnect();
-  }
-}
-
 async function startFleetRedis(kind: 'single' | 'cluster'): Promise<FleetRedis> {
   if (kind === 'single') {
     const r: RunningRedis = await startRedis({ appendonly: true });
-    return { url: r.url, nodes: [], restart: () => r.restart(), stop: () => r.stop() };
+    return {
+      url: r.url,
+      nodes: [],
+      connection: { url: r.url },
+      restart: () => r.restart(),
+      stop: () => r.stop(),
+    };
   }
   const c: RunningRedisCluster = await startRedisCluster();
-  try {
-    const url = await snapshotOwner(c.nodes);
-    return {
-      url,
-      nodes: c.nodes,
-      restart: () =>
-        Promise.reject(
-          new FleetError('FLEET_UNSUPPORTED', 'restarting a Redis Cluster is not supported yet'),
-        ),
-      stop: () => c.stop(),
-    };
-  } catch (err) {
-    await c.stop();
-    throw err;
-  }
+  return {
+    url: '',
+    nodes: c.nodes,
+    connection: { clusterNodes: c.nodes },
+    restart: () =>
+      Promise.reject(new FleetError('FLEET_UNSUPPORTED', 'restarting a Redis Cluster is not supported yet')),
+    stop: () => c.stop(),
+  };
 }
 
 interface GatewaySpec {
@@ -339,16 +313,16 @@ export async function startFleet(opts: FleetOptions): Promise<Fleet> {
 
   try {
     redis = await startFleetRedis(opts.redis ?? 'single');
-    const redisUrl = redis.url;
+    const conn = redis.connection;
     const dir = opts.configDir ?? (await writeManifests(opts.manifests ?? []));
-    const initial = await publishTo(redisUrl, dir, sealKey);
+    const initial = await publishTo(conn, dir, sealKey);
+    // A cluster is named by its seeds alone, as in a deployment: snapshot channel and runtime state.
     const common: Record<string, string> = {
-      REDIS_URL: redisUrl,
+      ...(redis.nodes.length > 0 ? { REDIS_CLUSTER_NODES: redis.nodes.join(',') } : { REDIS_URL: redis.url }),
       SWITCHYARD_SEAL_KEY: sealKey.toString('hex'),
       SWITCHYARD_HOST: '127.0.0.1',
       SWITCHYARD_SHUTDOWN_GRACE_MS: '2000',
       LOG_LEVEL: 'info',
-      ...(redis.nodes.length > 0 ? { REDIS_CLUSTER_NODES: redis.nodes.join(',') } : {}),
     };
     // Picked once: a restarted gateway comes back on the same ports, so clients simply reconnect.
     const taken = new Set<number>();
@@ -380,7 +354,7 @@ export async function startFleet(opts: FleetOptions): Promise<Fleet> {
       redis,
       gateways,
       initial,
-      publish: async (manifests) => publishTo(redisUrl, await writeManifests(manifests), sealKey),
+      publish: async (manifests) => publishTo(conn, await writeManifests(manifests), sealKey),
       stop,
     };
   } catch (err) {

@@ -1,6 +1,7 @@
 import pino from 'pino';
 import { parseSealKey } from '#contract';
 import { ConfigError, readGatewayEnv } from './config/env.ts';
+import { kubernetesConsole, readConsoleEnv } from './console/index.ts';
 import { createGateway } from './gateway.ts';
 import { RedisSnapshotSource } from './snapshot/redis-source.ts';
 import { SnapshotStore } from './snapshot/store.ts';
@@ -10,12 +11,18 @@ import { createRuntimeState, redisOptionsFromEnv, type StateRedisConfig } from '
 // lives in createGateway and RedisSnapshotSource.
 let env: ReturnType<typeof readGatewayEnv>;
 let stateRedis: StateRedisConfig;
+let consoleEnv: ReturnType<typeof readConsoleEnv>;
 try {
   env = readGatewayEnv();
-  // Runtime state on Redis Cluster when REDIS_CLUSTER_NODES is set, else on REDIS_URL.
-  stateRedis = redisOptionsFromEnv() ?? { url: env.REDIS_URL ?? '' };
-  if (!env.REDIS_URL)
-    throw new ConfigError('REDIS_URL is required (use `make run` for embedded mode without Redis)');
+  consoleEnv = readConsoleEnv();
+  // Snapshot channel and runtime state both on Redis Cluster when REDIS_CLUSTER_NODES is set (REDIS_URL
+  // then only lends credentials and TLS), else on REDIS_URL.
+  const redis = redisOptionsFromEnv();
+  if (!redis)
+    throw new ConfigError(
+      'REDIS_URL or REDIS_CLUSTER_NODES is required (use `make run` for embedded mode without Redis)',
+    );
+  stateRedis = redis;
   if (!env.SWITCHYARD_SEAL_KEY)
     throw new ConfigError('SWITCHYARD_SEAL_KEY is required: the key the operator seals credentials with');
 } catch (err) {
@@ -24,9 +31,11 @@ try {
 }
 const logger = pino({ level: env.LOG_LEVEL, base: { service: 'switchyard-gateway' } });
 const store = new SnapshotStore(parseSealKey(env.SWITCHYARD_SEAL_KEY!));
-const source = new RedisSnapshotSource(store, { url: env.REDIS_URL!, logger });
+const source = new RedisSnapshotSource(store, { ...stateRedis!, logger });
 const gateway = createGateway(store, {
   logger,
+  // The console API writes Workflow CRs only with SWITCHYARD_CONSOLE=kubernetes (off otherwise).
+  console: kubernetesConsole(consoleEnv!, logger),
   state: (metrics, log) =>
     createRuntimeState({ redis: stateRedis!, registry: metrics.registry, logger: log }),
 });

@@ -1,5 +1,6 @@
 import { hostname } from 'node:os';
 import { z } from 'zod';
+import { type RedisConnection, redisConnectionEnv, redisConnectionFromEnv } from '#contract';
 
 /** The operator's environment, validated once at start. */
 export const operatorEnv = z
@@ -9,7 +10,8 @@ export const operatorEnv = z
       .min(1)
       .optional()
       .meta({ description: 'Kubeconfig path; in-cluster config when unset.' }),
-    REDIS_URL: z.string().regex(/^rediss?:\/\//, 'must be a redis:// or rediss:// URL'),
+    // REDIS_CLUSTER_NODES (host:port seeds) selects Redis Cluster; REDIS_URL then lends credentials/TLS.
+    ...redisConnectionEnv.shape,
     SWITCHYARD_SEAL_KEY: z.string().min(1).optional(),
     /** `<namespace>/<name>[:<key>]` of a Secret holding the seal key (key defaults to sealKey). */
     SWITCHYARD_SEAL_KEY_SECRET: z
@@ -30,6 +32,10 @@ export const operatorEnv = z
   .refine((e) => e.SWITCHYARD_SEAL_KEY || e.SWITCHYARD_SEAL_KEY_SECRET, {
     message: 'set SWITCHYARD_SEAL_KEY or SWITCHYARD_SEAL_KEY_SECRET',
     path: ['SWITCHYARD_SEAL_KEY'],
+  })
+  .refine((e) => e.REDIS_URL || e.REDIS_CLUSTER_NODES.length > 0, {
+    message: 'set REDIS_URL or REDIS_CLUSTER_NODES',
+    path: ['REDIS_URL'],
   });
 export type OperatorEnv = z.infer<typeof operatorEnv>;
 
@@ -38,6 +44,8 @@ export class ConfigError extends Error {}
 export function readOperatorEnv(env: NodeJS.ProcessEnv = process.env): OperatorEnv & {
   identity: string;
   leaseNamespace: string;
+  /** Where snapshots are published and spend is read: the same Redis (or Cluster) the gateways use. */
+  redis: RedisConnection;
 } {
   const cleaned = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
   const parsed = operatorEnv.safeParse(cleaned);
@@ -48,6 +56,8 @@ export function readOperatorEnv(env: NodeJS.ProcessEnv = process.env): OperatorE
   const e = parsed.data;
   return {
     ...e,
+    // Validated above, so this neither throws nor comes back empty.
+    redis: redisConnectionFromEnv(cleaned) ?? {},
     identity: e.POD_NAME ?? `${hostname()}-${process.pid}`,
     leaseNamespace: e.LEASE_NAMESPACE ?? e.POD_NAMESPACE ?? e.WATCH_NAMESPACE ?? 'default',
   };

@@ -38,7 +38,7 @@ try {
 
 const operator = await startOperator({
   kubeConfig,
-  redisUrl: env.REDIS_URL,
+  redis: env.redis,
   sealKey,
   logger,
   identity: env.identity,

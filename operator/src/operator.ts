@@ -1,6 +1,6 @@
 import type { KubeConfig } from '@kubernetes/client-node';
-import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
+import { connectRedis, type RedisConnection } from '#contract';
 import { Controller } from './controller/controller.ts';
 import { KubeClient } from './kube/client.ts';
 import { EventRecorder } from './kube/events.ts';
@@ -13,7 +13,8 @@ import { KINDS, type SwitchyardKind } from './resources/index.ts';
 
 export interface OperatorOptions {
   kubeConfig: KubeConfig;
-  redisUrl: string;
+  /** The Redis (or Redis Cluster) gateways follow: snapshots are published and spend is read there. */
+  redis: RedisConnection;
   sealKey: Buffer;
   logger: Logger;
   identity: string;
@@ -52,7 +53,7 @@ export async function startOperator(o: OperatorOptions): Promise<RunningOperator
   const logger = o.logger;
   const client = new KubeClient(o.kubeConfig);
   const metrics = new OperatorMetrics();
-  const redis = new Redis(o.redisUrl, {
+  const redis = connectRedis(o.redis, {
     lazyConnect: true,
     maxRetriesPerRequest: 2,
     connectionName: 'switchyard-operator',

@@ -28,7 +28,11 @@ beforeAll(() => buildChartTools(), 30 * 60_000);
 type Container = {
   name: string;
   args: string[];
-  env: { name: string; value?: string; valueFrom?: { secretKeyRef?: { name: string; key: string } } }[];
+  env: {
+    name: string;
+    value?: string;
+    valueFrom?: { secretKeyRef?: { name: string; key: string; optional?: boolean } };
+  }[];
   ports: { name: string; containerPort: number }[];
   securityContext: Record<string, unknown>;
   livenessProbe: { httpGet: { path: string; port: string } };
@@ -140,9 +144,11 @@ describe('values.schema.json', () => {
     expect(schema.$schema).toBe('https://json-schema.org/draft/2020-12/schema');
   });
 
-  it('needs exactly one Redis URL source', async () => {
+  it('needs exactly one place Redis is named', async () => {
     const none = await helm(['template', 'x', CHART]);
-    expect(none.stderr).toContain('set exactly one of redis.url or redis.existingSecret.name');
+    expect(none.stderr).toContain(
+      'set redis.url, redis.clusterNodes (Redis Cluster) or redis.existingSecret.name',
+    );
     const two = await helm([
       'template',
       'x',
@@ -277,45 +283,60 @@ describe('what the chart renders', () => {
     expect(full.some((o) => o.kind === 'Secret')).toBe(false);
     for (const name of ['ai-gateway-gateway', 'ai-gateway-operator']) {
       const d = find(full, 'Deployment', name);
+      // On a cluster the URL only lends credentials: the managed Secret may leave it out.
       expect(envOf(d, 'REDIS_URL')?.valueFrom?.secretKeyRef).toEqual({
         name: 'redis-credentials',
         key: 'redis-url',
+        optional: true,
       });
       expect(envOf(d, 'SWITCHYARD_SEAL_KEY')?.valueFrom?.secretKeyRef).toEqual({
         name: 'switchyard-seal',
         key: 'key',
       });
     }
-    // Runtime state on Redis Cluster is the gateway's; the operator only publishes to REDIS_URL.
-    expect(
-      envOf(find(full, 'Deployment', 'ai-gateway-gateway'), 'REDIS_CLUSTER_NODES')?.valueFrom?.secretKeyRef,
-    ).toEqual({
-      name: 'redis-credentials',
-      key: 'cluster-seeds',
-    });
-    expect(envOf(find(full, 'Deployment', 'ai-gateway-operator'), 'REDIS_CLUSTER_NODES')).toBeUndefined();
-    expect(envOf(find(defaults, 'Deployment', 'switchyard-gateway'), 'REDIS_CLUSTER_NODES')).toBeUndefined();
+    // A Redis Cluster is the whole release's: operator and gateways get the same seeds.
+    for (const name of ['ai-gateway-gateway', 'ai-gateway-operator'])
+      expect(envOf(find(full, 'Deployment', name), 'REDIS_CLUSTER_NODES')?.valueFrom?.secretKeyRef).toEqual({
+        name: 'redis-credentials',
+        key: 'cluster-seeds',
+      });
+    for (const name of ['switchyard-gateway', 'switchyard-operator'])
+      expect(envOf(find(defaults, 'Deployment', name), 'REDIS_CLUSTER_NODES')).toBeUndefined();
   });
 
-  it('redis.clusterNodes go into the chart’s Secret as REDIS_CLUSTER_NODES for the gateway', async () => {
-    const objects = parseObjects(
+  it('redis.clusterNodes alone put operator and gateways on a Redis Cluster; a URL only adds credentials', async () => {
+    const seeds = 'redis-0.redis:6379,redis-1.redis:6379';
+    const only = parseObjects(
+      await template(CHART, ['--set', 'redis.clusterNodes={redis-0.redis:6379,redis-1.redis:6379}']),
+    );
+    expect(find(only, 'Secret', 'switchyard-redis').stringData).toEqual({ clusterNodes: seeds });
+    for (const name of ['switchyard-gateway', 'switchyard-operator']) {
+      const d = find(only, 'Deployment', name);
+      expect(envOf(d, 'REDIS_CLUSTER_NODES')?.valueFrom?.secretKeyRef).toEqual({
+        name: 'switchyard-redis',
+        key: 'clusterNodes',
+      });
+      expect(envOf(d, 'REDIS_URL')).toBeUndefined();
+    }
+    const withUrl = parseObjects(
       await template(CHART, [
         ...REQUIRED_VALUES,
         '--set',
         'redis.clusterNodes={redis-0.redis:6379,redis-1.redis:6379}',
       ]),
     );
-    expect(find(objects, 'Secret', 'switchyard-redis').stringData).toEqual({
+    expect(find(withUrl, 'Secret', 'switchyard-redis').stringData).toEqual({
       url: 'redis://redis.example:6379',
-      clusterNodes: 'redis-0.redis:6379,redis-1.redis:6379',
+      clusterNodes: seeds,
     });
-    expect(
-      envOf(find(objects, 'Deployment', 'switchyard-gateway'), 'REDIS_CLUSTER_NODES')?.valueFrom
-        ?.secretKeyRef,
-    ).toEqual({
-      name: 'switchyard-redis',
-      key: 'clusterNodes',
-    });
+    for (const name of ['switchyard-gateway', 'switchyard-operator']) {
+      const d = find(withUrl, 'Deployment', name);
+      expect(envOf(d, 'REDIS_URL')?.valueFrom?.secretKeyRef).toEqual({
+        name: 'switchyard-redis',
+        key: 'url',
+      });
+      expect(envOf(d, 'REDIS_CLUSTER_NODES')?.valueFrom?.secretKeyRef?.key).toBe('clusterNodes');
+    }
   });
 
   it('monitoring objects are off by default and carry their release label when on', () => {

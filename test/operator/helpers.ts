@@ -100,7 +100,7 @@ export async function startEnv(): Promise<Env> {
     async operator(overrides = {}) {
       const op = await startOperator({
         kubeConfig: loadKubeConfig(cluster.kubeconfigPath),
-        redisUrl: redis.url,
+        redis: { url: redis.url },
         sealKey,
         logger,
         identity: `op-${randomBytes(3).toString('hex')}`,

@@ -83,40 +83,56 @@ app.kubernetes.io/component: {{ .component }}
 {{- default (printf "%s-redis" (include "switchyard.fullname" . | trunc 57 | trimSuffix "-")) .Values.redis.existingSecret.name -}}
 {{- end -}}
 
-{{/* REDIS_URL comes from redis.url or an existing Secret: exactly one (the schema cannot say so). */}}
+{{/*
+  Where Redis is: the chart's own Secret (redis.url and/or redis.clusterNodes) or one you manage
+  (redis.existingSecret.name). The schema cannot say "exactly one", so the templates do.
+*/}}
 {{- define "switchyard.redisCheck" -}}
-{{- if eq (empty .Values.redis.url) (empty .Values.redis.existingSecret.name) -}}
+{{- $r := .Values.redis -}}
+{{- if $r.existingSecret.name -}}
+{{- if $r.url -}}
 {{- fail "redis: set exactly one of redis.url or redis.existingSecret.name" -}}
 {{- end -}}
-{{- if and .Values.redis.clusterNodes .Values.redis.existingSecret.name -}}
+{{- if $r.clusterNodes -}}
 {{- fail "redis: with redis.existingSecret, name the cluster seeds with redis.existingSecret.clusterNodesKey instead of redis.clusterNodes" -}}
+{{- end -}}
+{{- else if not (or $r.url $r.clusterNodes) -}}
+{{- fail "redis: set redis.url, redis.clusterNodes (Redis Cluster) or redis.existingSecret.name" -}}
 {{- end -}}
 {{- end -}}
 
-{{/* True (non-empty) when runtime state goes to a Redis Cluster. */}}
+{{/* True (non-empty) when the release runs on a Redis Cluster. */}}
 {{- define "switchyard.redisCluster" -}}
 {{- if or .Values.redis.clusterNodes .Values.redis.existingSecret.clusterNodesKey }}true{{ end -}}
 {{- end -}}
 
 {{/*
-  REDIS_URL (the snapshot the operator publishes and the gateways follow; runtime state too unless
-  a cluster is named) and, for the gateway only, REDIS_CLUSTER_NODES (runtime state on Redis Cluster,
-  with REDIS_URL's credentials and TLS). Called with dict "root" . "cluster" <bool>.
+  The same Redis variables for the operator and the gateways: everything Switchyard keeps in Redis
+  (the snapshot the operator publishes and the gateways follow, the gateways' runtime state, the
+  spend the operator reports) goes to REDIS_CLUSTER_NODES when a cluster is named, else to
+  REDIS_URL. On a cluster REDIS_URL only lends credentials and TLS, so it may be absent: the chart's
+  Secret has no url then, and a managed Secret's urlKey is optional.
 */}}
 {{- define "switchyard.redisEnv" -}}
-{{- $v := .root.Values -}}
-{{- include "switchyard.redisCheck" .root -}}
-{{- $own := not $v.redis.existingSecret.name }}
+{{- $v := .Values -}}
+{{- include "switchyard.redisCheck" . -}}
+{{- $own := not $v.redis.existingSecret.name -}}
+{{- $cluster := include "switchyard.redisCluster" . -}}
+{{- if or (not $own) $v.redis.url }}
 - name: REDIS_URL
   valueFrom:
     secretKeyRef:
-      name: {{ include "switchyard.redisSecretName" .root }}
+      name: {{ include "switchyard.redisSecretName" . }}
       key: {{ ternary "url" $v.redis.existingSecret.urlKey $own }}
-{{- if and .cluster (include "switchyard.redisCluster" .root) }}
+      {{- if and $cluster (not $own) }}
+      optional: true
+      {{- end }}
+{{- end }}
+{{- if $cluster }}
 - name: REDIS_CLUSTER_NODES
   valueFrom:
     secretKeyRef:
-      name: {{ include "switchyard.redisSecretName" .root }}
+      name: {{ include "switchyard.redisSecretName" . }}
       key: {{ ternary "clusterNodes" $v.redis.existingSecret.clusterNodesKey $own }}
 {{- end }}
 {{- end -}}

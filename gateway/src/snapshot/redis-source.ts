@@ -1,10 +1,9 @@
-import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import { REDIS_KEYS } from '#contract';
+import { connectRedis, REDIS_KEYS, type RedisClient, type RedisConnection } from '#contract';
 import type { SnapshotStore } from './store.ts';
 
-export interface RedisSourceOptions {
-  url: string;
+/** Where the operator publishes: `url` for one Redis, `clusterNodes` (+ `url` for credentials) for a cluster. */
+export interface RedisSourceOptions extends RedisConnection {
   /** Fallback poll of the `current` pointer; pub/sub can drop messages (reconnects, overload). */
   pollMs?: number;
   logger: Logger;
@@ -16,24 +15,29 @@ export interface RedisSourceOptions {
  */
 export class RedisSnapshotSource {
   readonly #store: SnapshotStore;
-  readonly #opts: Required<Omit<RedisSourceOptions, 'logger'>> & { logger: Logger };
-  readonly #client: Redis;
-  readonly #subscriber: Redis;
+  readonly #opts: { pollMs: number; logger: Logger };
+  readonly #client: RedisClient;
+  readonly #subscriber: RedisClient;
   #timer: NodeJS.Timeout | undefined;
   #loading: Promise<void> | undefined;
   #again = false;
 
   constructor(store: SnapshotStore, opts: RedisSourceOptions) {
     this.#store = store;
-    this.#opts = { pollMs: 2000, ...opts };
+    this.#opts = { pollMs: opts.pollMs ?? 2000, logger: opts.logger };
+    const conn: RedisConnection = {
+      ...(opts.url ? { url: opts.url } : {}),
+      ...(opts.clusterNodes ? { clusterNodes: opts.clusterNodes } : {}),
+    };
     const common = {
       lazyConnect: true,
       maxRetriesPerRequest: 1,
       enableOfflineQueue: false,
       connectionName: 'switchyard-gateway',
     };
-    this.#client = new Redis(opts.url, common);
-    this.#subscriber = new Redis(opts.url, {
+    this.#client = connectRedis(conn, common);
+    // On a cluster, PUBLISH reaches every node, so the subscriber may sit on any of them.
+    this.#subscriber = connectRedis(conn, {
       ...common,
       connectionName: 'switchyard-gateway-sub',
       maxRetriesPerRequest: null,

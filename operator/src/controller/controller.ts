@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { Cluster, Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { Snapshot } from '#contract';
 import { compileSnapshot, refKey, refOf, type Verdict } from '../compiler/index.ts';
@@ -39,7 +39,7 @@ export interface ControllerDeps {
   client: KubeClient;
   informers: Record<SwitchyardKind | 'Secret', Informer>;
   publisher: SnapshotPublisher;
-  redis: Redis;
+  redis: Redis | Cluster;
   sealKey: Buffer;
   metrics: OperatorMetrics;
   logger: Logger;

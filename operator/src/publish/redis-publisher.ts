@@ -1,5 +1,4 @@
-import type { Redis } from 'ioredis';
-import { PUBLISH_SCRIPT, REDIS_KEYS, SNAPSHOT_HISTORY, type Snapshot } from '#contract';
+import { PUBLISH_SCRIPT, REDIS_KEYS, type RedisClient, SNAPSHOT_HISTORY, type Snapshot } from '#contract';
 
 export interface PublishResult {
   published: boolean;
@@ -7,11 +6,15 @@ export interface PublishResult {
   bytes: number;
 }
 
-/** Writes a compiled snapshot to Redis atomically and announces it; a version already current is skipped. */
+/**
+ * Writes a compiled snapshot to Redis atomically and announces it; a version already current is
+ * skipped. Works on one Redis and on Redis Cluster: every key the script touches carries the
+ * `{switchyard-config}` hash tag (one slot, one node), and PUBLISH reaches every node of a cluster.
+ */
 export class SnapshotPublisher {
-  readonly #redis: Redis;
+  readonly #redis: RedisClient;
 
-  constructor(redis: Redis) {
+  constructor(redis: RedisClient) {
     this.#redis = redis;
   }
 

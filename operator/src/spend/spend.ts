@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { Cluster, Redis } from 'ioredis';
 import {
   microsToUsd,
   periodWindow,
@@ -20,7 +20,7 @@ export interface CapSpend {
  * contract's keys) and turns it into SpendCap status fields. Keyed by cap id `<namespace>/<name>`.
  */
 export async function readCapSpend(
-  redis: Redis,
+  redis: Redis | Cluster,
   snapshot: Snapshot,
   now: Date,
 ): Promise<Map<string, CapSpend>> {
@@ -37,13 +37,11 @@ export async function readCapSpend(
   }
   const out = new Map<string, CapSpend>();
   if (!entries.length) return out;
-  // One GET per key: keys of different projects live in different hash slots (Redis Cluster).
-  const pipeline = redis.pipeline();
-  for (const e of entries) pipeline.get(e.key);
-  const results = (await pipeline.exec()) ?? [];
+  // One GET per key, all in flight at once: keys of different projects live in different hash slots,
+  // and on Redis Cluster a pipeline may not span nodes (ioredis refuses it).
+  const results = await Promise.all(entries.map((e) => redis.get(e.key)));
   entries.forEach((e, i) => {
-    const [err, raw] = results[i] ?? [null, null];
-    if (err) throw err;
+    const raw = results[i];
     const micros = Math.max(0, Number.parseInt(String(raw ?? '0'), 10) || 0);
     out.set(e.id, { spentUsd: microsToUsd(micros), state: spendState(micros, e.limit), resetAt: e.resetAt });
   });
