@@ -4,7 +4,7 @@
 .PHONY: operator test-operator
 
 operator: deps
-	@test -n "$$REDIS_URL" || { echo "REDIS_URL is required, e.g. REDIS_URL=redis://127.0.0.1:6379"; exit 2; }
+	@test -n "$$REDIS_URL$$REDIS_CLUSTER_NODES" || { echo "REDIS_URL (or REDIS_CLUSTER_NODES) is required, e.g. REDIS_URL=redis://127.0.0.1:6379"; exit 2; }
 	node $(NODE_FLAGS) operator/src/main.ts
 
 # The operator's end-to-end and unit tests (real API server + real Redis).
