@@ -10,6 +10,8 @@ export interface Delivery {
   headers: IncomingHttpHeaders;
   /** Verified by the standardwebhooks library and by recomputing service-signature. */
   verified: boolean;
+  /** The status the receiver answered with. */
+  answered: number;
 }
 
 /** Checks `service-signature: t=<unix>,v1=<hex>` the way a receiver without the library would. */
@@ -70,9 +72,11 @@ export async function startReceiver(secret: string, respond: Responder = () => (
         json,
         headers: h,
         verified,
+        answered: 0,
       };
       deliveries.push(d);
       const r = responder(d, deliveries.length);
+      d.answered = r.status;
       res.writeHead(r.status, r.headers ?? {}).end('ok');
     });
   });
