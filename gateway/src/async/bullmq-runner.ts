@@ -19,8 +19,9 @@ type QueueKind = keyof typeof QUEUES;
 const jobDefaults = {
   attempts: 5,
   backoff: { type: 'exponential', delay: 1000 },
-  // Completed ids stay an hour: re-adding the same id after a crash is then a no-op.
-  removeOnComplete: { age: 3600, count: 100_000 },
+  // Completed ids stay 15 minutes: a job re-run after a crash (within a few lock periods) that
+  // re-adds the same id then adds nothing.
+  removeOnComplete: { age: 900, count: 50_000 },
   removeOnFail: { age: 7 * 86_400 },
 } as const;
 
@@ -72,7 +73,8 @@ export class BullJobRunner implements JobRunner {
   }
 
   async enqueueRun(job: RunJob): Promise<void> {
-    await this.#queues.run.add('run', job, { jobId: jobIds.run(job) });
+    // Run jobs carry the request body: gone once done (the channel, not the job, says it ran).
+    await this.#queues.run.add('run', job, { jobId: jobIds.run(job), removeOnComplete: true });
   }
   async scheduleTimer(job: TimerJob, atMs: number): Promise<void> {
     await this.#queues.timer.add(job.kind, job, { jobId: jobIds.timer(job), delay: this.#delay(atMs) });

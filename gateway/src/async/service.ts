@@ -95,8 +95,6 @@ export class AsyncService {
       result: null,
       base_url: baseUrl,
     };
-    await this.#d.channels.create({ state: 'pending', doc }, this.#d.config.channelTtlSec);
-    const token = await this.#d.tokens.issue({ projectId, channelId }, this.#d.config.tokenTtlMs);
     const job: RunJob = {
       channelId,
       projectId,
@@ -104,7 +102,27 @@ export class AsyncService {
       body: sessionId && !body.session_id ? { ...body, session_id: sessionId } : body,
       acceptedAt: now,
     };
-    await this.#d.runner.enqueueRun(job);
+    let token: string;
+    try {
+      await this.#d.channels.create({ state: 'pending', doc }, this.#d.config.channelTtlSec);
+      token = await this.#d.tokens.issue({ projectId, channelId }, this.#d.config.tokenTtlMs);
+      await this.#d.runner.enqueueRun(job);
+    } catch (err) {
+      // Without Redis no pod could run, complete or deliver the job: refuse rather than lose it.
+      this.#d.logger.warn({
+        msg: 'async: cannot enqueue',
+        channel_id: channelId,
+        err: (err as Error).message,
+      });
+      throw new GatewayError(
+        'service_unavailable',
+        'Async requests cannot be queued right now; retry shortly.',
+        {
+          retryAfterSeconds: 1,
+          cause: err,
+        },
+      );
+    }
     const wsBase = (this.#d.config.publicUrl ?? baseUrl).replace(/^http/, 'ws');
     return {
       message: 'Request accepted; the result is delivered on the WebSocket channel and to webhooks.',
