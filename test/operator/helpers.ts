@@ -1,8 +1,10 @@
 import { randomBytes } from 'node:crypto';
+import { readdirSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import pino from 'pino';
+import { parseAllDocuments } from 'yaml';
 import { REDIS_KEYS, type Snapshot } from '#contract';
 import { type RunningRedis, startRedis } from '#devkit/redis';
 import { createGateway, type Gateway } from '#gateway/gateway';
@@ -198,4 +200,26 @@ export async function metricValue(
     if (Object.entries(labels).every(([k, v]) => l.includes(`${k}="${v}"`))) total += Number(m[3]);
   }
   return total;
+}
+
+/**
+ * How many objects of each kind examples/ declares for the project `acme.storefront`, so the e2e
+ * tests wait for exactly what the folder holds as examples are added.
+ */
+export function exampleCounts(): { workflows: number; apiKeys: number; spendCaps: number } {
+  const dir = fileURLToPath(new URL('../../examples/', import.meta.url));
+  const counts = { workflows: 0, apiKeys: 0, spendCaps: 0 };
+  const field = { Workflow: 'workflows', ApiKey: 'apiKeys', SpendCap: 'spendCaps' } as const;
+  for (const file of readdirSync(dir).filter((f) => f.endsWith('.yaml')))
+    for (const doc of parseAllDocuments(readFileSync(`${dir}${file}`, 'utf8'))) {
+      const o = doc.toJS() as {
+        kind?: string;
+        metadata?: { namespace?: string };
+        spec?: { projectRef?: { name?: string } };
+      } | null;
+      const key = o?.kind ? field[o.kind as keyof typeof field] : undefined;
+      if (key && o?.metadata?.namespace === 'acme' && o.spec?.projectRef?.name === 'storefront')
+        counts[key]++;
+    }
+  return counts;
 }

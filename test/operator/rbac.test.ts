@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { loadKubeConfig } from '#operator/kube/client';
-import { type Env, ready, root, startEnv, type WithStatus, waitFor } from './helpers.ts';
+import { type Env, exampleCounts, ready, root, startEnv, type WithStatus, waitFor } from './helpers.ts';
 
 const NS = 'switchyard-system';
 const SA = `system:serviceaccount:${NS}:switchyard-operator`;
@@ -72,7 +72,8 @@ spec: {projectRef: {name: storefront}}
   await waitFor(
     'snapshot',
     async () =>
-      Object.keys((await env.snapshot())?.projects['acme.storefront']?.workflows ?? {}).length === 3,
+      Object.keys((await env.snapshot())?.projects['acme.storefront']?.workflows ?? {}).length ===
+      exampleCounts().workflows,
   );
   await waitFor('statuses written', async () => {
     const list = JSON.parse(

@@ -9,6 +9,7 @@ import {
   ask,
   type Env,
   EXAMPLE_KEY,
+  exampleCounts,
   type FollowingGateway,
   metricValue,
   ready,
@@ -38,6 +39,7 @@ afterAll(async () => {
   await env?.stop();
 });
 
+const EXAMPLES = exampleCounts();
 const KINDS = ['projects', 'providers', 'workflows', 'apikeys', 'spendcaps'] as const;
 
 describe('examples', () => {
@@ -46,12 +48,12 @@ describe('examples', () => {
       const s = await env.snapshot();
       const complete =
         s &&
-        Object.keys(s.projects['acme.storefront']?.workflows ?? {}).length === 3 &&
-        Object.keys(s.apiKeys).length === 1 &&
-        s.projects['acme.storefront']?.spendCaps.length === 2;
+        Object.keys(s.projects['acme.storefront']?.workflows ?? {}).length === EXAMPLES.workflows &&
+        Object.keys(s.apiKeys).length === EXAMPLES.apiKeys &&
+        s.projects['acme.storefront']?.spendCaps.length === EXAMPLES.spendCaps;
       return complete ? s : undefined;
     });
-    expect(Object.keys(snap.apiKeys)).toHaveLength(1);
+    expect(Object.keys(snap.apiKeys)).toHaveLength(EXAMPLES.apiKeys);
     expect(JSON.stringify(snap)).not.toContain('sk-example-replace-me'); // credentials are sealed
     expect(JSON.stringify(snap)).not.toContain(EXAMPLE_KEY); // keys are hashed
     for (const kind of KINDS) {
@@ -65,7 +67,11 @@ describe('examples', () => {
       });
     }
     const project = await env.get<WithStatus>('project', 'acme', 'storefront');
-    expect(project.status).toMatchObject({ projectId: 'acme.storefront', workflows: 3, apiKeys: 1 });
+    expect(project.status).toMatchObject({
+      projectId: 'acme.storefront',
+      workflows: EXAMPLES.workflows,
+      apiKeys: EXAMPLES.apiKeys,
+    });
     expect(ready(project)?.observedGeneration).toBe(project.metadata.generation);
     const wf = await env.get<WithStatus>('workflow', 'acme', 'support-chat');
     expect(wf.status).toMatchObject({ apiName: 'support-chat', route: 'openai/gpt-4o-mini', backups: 1 });
