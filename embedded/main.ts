@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import pino from 'pino';
-import { parseSealKey } from '#contract';
+import { parseSealKey, redisConnectionFromEnv } from '#contract';
 import { createGateway, createRuntimeState, readGatewayEnv, SnapshotStore } from '#gateway';
 import { FolderConsoleBackend, readConsoleEnv } from '#gateway/console/index';
 import { startBanner } from './banner.ts';
@@ -24,9 +24,10 @@ const dir = resolve(values.config ?? 'examples');
 // The seal key only protects the in-process snapshot here, so a fresh one per run is enough.
 const sealKey = env.SWITCHYARD_SEAL_KEY ? parseSealKey(env.SWITCHYARD_SEAL_KEY) : randomBytes(32);
 const store = new SnapshotStore(sealKey);
-// With REDIS_URL the compiled snapshot goes through Redis exactly as the operator publishes it, and
-// the gateway follows it from there (what `make bench` measures as cluster-less mode).
-const redis = env.REDIS_URL ? await connectRedisMode(env.REDIS_URL, store, logger) : undefined;
+// With REDIS_URL (or REDIS_CLUSTER_NODES) the compiled snapshot goes through Redis exactly as the
+// operator publishes it, and the gateway follows it from there (what `make bench` measures).
+const connection = redisConnectionFromEnv();
+const redis = connection ? await connectRedisMode(connection, store, logger) : undefined;
 const first = await loadInto(dir, redis?.sink ?? store, sealKey, logger);
 await redis?.source.refresh();
 const reload = () =>
@@ -36,14 +37,14 @@ const reload = () =>
   });
 // The console API writes one YAML file per workflow into the folder (SWITCHYARD_CONSOLE=off: none).
 const consoleMode = readConsoleEnv().SWITCHYARD_CONSOLE ?? 'folder';
-// Runtime state (request logs, usage) follows the same choice: Redis with REDIS_URL, memory without.
+// Runtime state follows the same choice: Redis (or Redis Cluster) when configured, memory without.
 const gateway = createGateway(store, {
   logger,
   ...(consoleMode === 'folder' ? { console: new FolderConsoleBackend({ dir, reload }) } : {}),
-  ...(env.REDIS_URL
+  ...(connection
     ? {
         state: (metrics, log) =>
-          createRuntimeState({ redis: { url: env.REDIS_URL! }, registry: metrics.registry, logger: log }),
+          createRuntimeState({ redis: connection, registry: metrics.registry, logger: log }),
       }
     : {}),
 });
