@@ -14,6 +14,7 @@ import { SecretIndex } from './secrets.ts';
 import { compileSpendCaps } from './spendcaps.ts';
 import { type CompileInput, projectIdOf, type Verdict } from './types.ts';
 import { Verdicts } from './verdicts.ts';
+import { webhookSecretProblem } from './webhooks.ts';
 import { compileWorkflows } from './workflows.ts';
 
 export {
@@ -74,7 +75,9 @@ export function compileSnapshot(input: CompileInput): CompileOutput {
     const problems: string[] = [];
     (p.spec.webhooks ?? []).forEach((w, i) => {
       const found = secrets.lookup(ns, w.secretRef);
-      if (found.ok)
+      const invalid = found.ok ? webhookSecretProblem(found.value) : undefined;
+      if (invalid) problems.push(`webhooks[${i}] (${w.url}) is disabled: ${invalid}`);
+      else if (found.ok)
         webhooks.push({
           url: w.url,
           secret: seal(input.sealKey, `webhook:${id}:${w.url}`, found.value),
