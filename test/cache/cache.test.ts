@@ -2,7 +2,8 @@ import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningRedis, startRedis } from '#devkit/redis';
 import { createRuntimeState } from '#gateway/state/index';
-import { type ErrBody, parseSse, post, type Wrapped } from '../gateway/native/helpers.ts';
+import { warmTokenizer } from '#gateway/tokens/count';
+import { type ErrBody, type Wrapped as NativeWrapped, parseSse, post } from '../gateway/native/helpers.ts';
 import { type RunningGateway, startGateway } from '../harness/gateway.ts';
 import { API_KEY, apiKey, baseConfig, OTHER_KEY, project, workflow } from '../harness/manifests.ts';
 import {
@@ -22,6 +23,9 @@ import { spendCap } from '../spend/manifests.ts';
  * isolation between projects, invalidation on a workflow change, failures never cached, a hit
  * under an exhausted project cap.
  */
+
+/** The wrapped body with the cache's meta field. */
+type Wrapped = NativeWrapped & { meta: NativeWrapped['meta'] & { cache?: string } };
 
 const T0 = Date.parse('2026-11-23T10:15:00.000Z');
 /** A project of its own with a tiny monthly cap, so the cap test spends nobody else's budget. */
@@ -91,6 +95,8 @@ for (const backend of ['memory', 'redis'] as const) {
       }));
 
     beforeAll(async () => {
+      // What a gateway with session workflows does at start-up (about 1 s of CPU), not mid-test.
+      warmTokenizer();
       sim = await startSimulator();
       if (backend === 'redis') redis = await startRedis();
       const url = redis?.url;

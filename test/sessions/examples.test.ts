@@ -8,6 +8,7 @@ import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 import { sessionWorkDone } from '#gateway/sessions/index';
+import { warmTokenizer } from '#gateway/tokens/count';
 import { post, type Wrapped } from '../gateway/native/helpers.ts';
 import { type RunningGateway, startGateway } from '../harness/gateway.ts';
 import { getJson, type SessionView } from './helpers.ts';
@@ -17,6 +18,8 @@ const KEY = 'sy_live_HEUADsAxMSNV8on9X3NkkU2lkBArrZ1v';
 let gw: RunningGateway;
 
 beforeAll(async () => {
+  // What a gateway with session workflows does at start-up (about 1 s of CPU), not mid-test.
+  warmTokenizer();
   const manifests: object[] = [];
   for (const f of (await readdir(EXAMPLES)).filter((n) => n.endsWith('.yaml')).sort())
     for (const doc of parseAllDocuments(await readFile(join(EXAMPLES, f), 'utf8'))) {

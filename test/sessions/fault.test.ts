@@ -27,6 +27,10 @@ interface Conversation {
   /** Answers received (each is two turns: the question and the answer). */
   answered: number;
   refused: number;
+  /** Questions whose answer was received. */
+  texts: string[];
+  /** Requests whose outcome the client never learnt (connection lost, timeout). */
+  unknown: number;
 }
 
 async function say(g: FleetGateway, c: Conversation, text: string): Promise<'ok' | 'refused' | 'down'> {
@@ -48,8 +52,10 @@ async function say(g: FleetGateway, c: Conversation, text: string): Promise<'ok'
     }
     c.id ??= res.headers.get('x-service-session-id')!;
     c.answered++;
+    c.texts.push(text);
     return 'ok';
   } catch {
+    c.unknown++;
     return 'down';
   }
 }
@@ -79,6 +85,8 @@ it('a SIGKILLed gateway loses at most the turns it had in flight; the others are
     id: undefined,
     answered: 0,
     refused: 0,
+    texts: [],
+    unknown: 0,
   }));
   // Each conversation starts on the survivor, then alternates; the victim dies while requests are in flight.
   for (const c of convs) await say(survivor, c, 'Hello, I need a present.');
@@ -126,7 +134,7 @@ it('a SIGKILLed gateway loses at most the turns it had in flight; the others are
 
 it('a Redis restart mid-conversation keeps every turn that was answered (AOF); requests during it are refused, not half-kept', async () => {
   const [a, b] = fleet.gateways as [FleetGateway, FleetGateway];
-  const c: Conversation = { id: undefined, answered: 0, refused: 0 };
+  const c: Conversation = { id: undefined, answered: 0, refused: 0, texts: [], unknown: 0 };
   for (let n = 0; n < 5; n++) await say(n % 2 ? b : a, c, `before restart ${n}`);
   const restarting = fleet.redis.restart();
   // Keep talking while Redis is away: answers are either full turns or refusals (503).
@@ -146,9 +154,20 @@ it('a Redis restart mid-conversation keeps every turn that was answered (AOF); r
       await new Promise((r) => setTimeout(r, 100));
   }
   const turns = await turnsOf(a, c.id!, c.answered * 2);
+  const res = await fetch(`${a.url}/v1/sessions/${c.id}`, { headers: { authorization: `Bearer ${KEY}` } });
+  const held = ((await res.json()) as { turns: { role: string; content: string }[] }).turns;
+  const questions = held.filter((t) => t.role === 'user').map((t) => t.content);
+  const missing = c.texts.filter((t) => !questions.includes(t));
   console.log(
-    `sessions across a Redis restart: ${c.answered} answers received, ${c.refused} refused (${during} sent during the restart), ` +
-      `${c.answered * 2} turns expected, ${turns} kept`,
+    `sessions across a Redis restart: ${c.answered} answers received, ${c.refused} refused, ${c.unknown} without an answer ` +
+      `(${during} sent during the restart), ${c.answered * 2} turns expected, ${turns} kept, ${missing.length} answered questions missing, ` +
+      `${questions.length - c.answered} extra questions kept (unanswered requests or a retried append whose reply was lost)`,
   );
-  expect(turns).toBe(c.answered * 2);
+  // Every answered exchange survived, question next to answer.
+  expect(missing).toEqual([]);
+  expect(held.length % 2).toBe(0);
+  for (let i = 0; i < held.length; i += 2)
+    expect([held[i]!.role, held[i + 1]!.role]).toEqual(['user', 'assistant']);
+  // Extras come only from requests whose outcome was not an answer.
+  expect(questions.length - c.answered).toBeLessThanOrEqual(during + c.unknown);
 }, 90_000);

@@ -4,6 +4,7 @@ import { type RunningRedis, startRedis } from '#devkit/redis';
 import { SUMMARY_PREFIX } from '#gateway/sessions/compose';
 import { sessionWorkDone } from '#gateway/sessions/index';
 import { createRuntimeState } from '#gateway/state/index';
+import { warmTokenizer } from '#gateway/tokens/count';
 import { type ErrBody, parseSse, post, type Wrapped } from '../gateway/native/helpers.ts';
 import { type RunningGateway, startGateway } from '../harness/gateway.ts';
 import { API_KEY, baseConfig, OTHER_KEY, workflow } from '../harness/manifests.ts';
@@ -86,6 +87,8 @@ for (const backend of ['memory', 'redis'] as const) {
         .map((r) => (r.body as { messages: Msg[] }).messages);
 
     beforeAll(async () => {
+      // What a gateway with session workflows does at start-up (about 1 s of CPU), not mid-test.
+      warmTokenizer();
       sim = await startSimulator();
       if (backend === 'redis') redis = await startRedis();
       const url = redis?.url;

@@ -13,7 +13,7 @@ import { countMessageTokens } from '../tokens/count.ts';
 import { leadLength, sessionTokens, withMemory } from './compose.ts';
 import { sessionMetrics } from './metrics.ts';
 import { sessionStoreFor } from './store.ts';
-import { summarize } from './summarize.ts';
+import { type SummarizeJob, summarize } from './summarize.ts';
 import { SESSION_ID, type SessionData, type SessionRef, type Turn } from './types.ts';
 
 export interface SessionFeatureDeps {
@@ -184,29 +184,33 @@ export function sessionMemory(deps: SessionFeatureDeps): Pick<PipelineStages, 's
     const answer = answerMessage(done);
     // A failed request leaves the session as it was: the client retries the same message.
     if (!answer) return;
-    const type = s.workflow.slots[0]!.target.type;
     const at = deps.now();
-    const turns: Turn[] = [...s.fresh, answer].map((message) => ({
-      message,
-      tokens: countMessageTokens([message], type),
-      at,
-    }));
-    const total = turns.reduce((n, t) => n + t.tokens, s.tokensBefore);
+    const logCap = ex.auth.project.config.requestLogs.maxEntries;
+    const keyId = ex.record.keyId ?? null;
     const key = `${s.ref.projectId}/${s.ref.sessionId}`;
-    const over = total > s.workflow.config.sessionMemory.summarizeAtTokens && !summarising.has(key);
-    if (over) summarising.add(key);
-    const job = over
-      ? {
-          ref: s.ref,
-          workflow: s.workflow,
-          logCap: ex.auth.project.config.requestLogs.maxEntries,
-          keyId: ex.record.keyId ?? null,
-          guard: deps.guard?.(ex, p),
-          triggeredBy: ex.id,
+    let job: SummarizeJob | undefined;
+    // Counting and appending wait for the next turn of the event loop: the answer goes out first.
+    const task: Promise<void> = new Promise<void>((resolve) => setImmediate(resolve))
+      .then(async () => {
+        const type = s.workflow.slots[0]!.target.type;
+        const turns: Turn[] = [...s.fresh, answer].map((message) => ({
+          message,
+          tokens: countMessageTokens([message], type),
+          at,
+        }));
+        const total = turns.reduce((n, t) => n + t.tokens, s.tokensBefore);
+        if (total > s.workflow.config.sessionMemory.summarizeAtTokens && !summarising.has(key)) {
+          summarising.add(key);
+          job = {
+            ref: s.ref,
+            workflow: s.workflow,
+            logCap,
+            keyId,
+            guard: deps.guard?.(ex, p),
+            triggeredBy: ex.id,
+          };
         }
-      : undefined;
-    const task: Promise<void> = appendWithRetry(s.ref, turns)
-      .then(async (ok) => {
+        const ok = await appendWithRetry(s.ref, turns);
         if (!ok)
           deps.logger.warn({
             msg: 'session expired before its answer was appended',
