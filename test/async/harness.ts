@@ -58,7 +58,7 @@ export const WEBHOOK_SECRET = `whsec_${Buffer.from('switchyard-test-webhook-secr
  * ai+console scopes, another project's key, and optional webhook receivers.
  */
 export function asyncConfig(
-  opts: { webhooks?: { url: string; events?: string[] }[]; allowPrivate?: boolean } = {},
+  opts: { webhooks?: { url: string; events?: string[]; secret?: string }[]; allowPrivate?: boolean } = {},
 ) {
   const hooks = opts.webhooks ?? [];
   return [
@@ -76,7 +76,7 @@ export function asyncConfig(
         ? {}
         : { outboundFetch: { allowPrivateNetworks: opts.allowPrivate } }),
     }),
-    secret('hook-secret', Object.fromEntries(hooks.map((_, i) => [`s${i}`, WEBHOOK_SECRET]))),
+    secret('hook-secret', Object.fromEntries(hooks.map((h, i) => [`s${i}`, h.secret ?? WEBHOOK_SECRET]))),
     ...apiKey('main', API_KEY),
     ...apiKey('admin', CONSOLE_KEY, { scopes: ['ai', 'console'] }),
     project('other'),

@@ -36,7 +36,13 @@ describe('webhook secrets in the compiler', () => {
     expect(webhookSecretProblem(`whsec_${randomBytes(32).toString('base64url')}`)).toBeUndefined();
     expect(webhookSecretProblem('plain-shared-secret')).toMatch(/whsec_/);
     expect(webhookSecretProblem('whsec_abc')).toMatch(/at least 16/);
-    expect(webhookSecretProblem('whsec_not base64!')).toMatch(/whsec_/);
+    expect(webhookSecretProblem('whsec_not-base64!')).toMatch(/whsec_/);
+    // A rotation: new and old, separated by white space; a third is refused.
+    expect(webhookSecretProblem(`${WEBHOOK_SECRET} ${WEBHOOK_SECRET}`)).toBeUndefined();
+    expect(webhookSecretProblem(`${WEBHOOK_SECRET} ${WEBHOOK_SECRET} ${WEBHOOK_SECRET}`)).toMatch(
+      /at most two/,
+    );
+    expect(webhookSecretProblem(`${WEBHOOK_SECRET} whsec_abc`)).toMatch(/at least 16/);
   });
 
   it('seals a valid secret into the snapshot; an invalid one disables that webhook and flags the Project', async () => {

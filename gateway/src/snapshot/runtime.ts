@@ -35,8 +35,11 @@ export interface RuntimeProject {
   workflows: Map<string, RuntimeWorkflow>;
   /** Providers of the project's namespace with their targets, for provider+model requests. */
   providers: Map<string, { config: SnapshotProvider; targetFor(model: string): UpstreamTarget }>;
-  /** Webhook receivers with their secrets unsealed (once per snapshot, like provider credentials). */
-  webhooks: { url: string; secret: string; events: readonly string[] }[];
+  /**
+   * Webhook receivers with their secrets unsealed (once per snapshot, like provider credentials);
+   * two secrets while one rotates (the Secret holds both, new first), one otherwise.
+   */
+  webhooks: { url: string; secrets: string[]; events: readonly string[] }[];
 }
 
 export interface RuntimeKey extends SnapshotApiKey {
@@ -95,7 +98,9 @@ export function buildRuntime(snapshot: Snapshot, sealKey: Buffer): Runtime {
     }
     const webhooks = project.webhooks.map((w) => ({
       url: w.url,
-      secret: unseal(sealKey, `webhook:${project.id}:${w.url}`, w.secret),
+      secrets: unseal(sealKey, `webhook:${project.id}:${w.url}`, w.secret)
+        .split(/\s+/)
+        .filter((x) => x.length > 0),
       events: w.events,
     }));
     projects.set(project.id, { config: project, workflows, providers, webhooks });

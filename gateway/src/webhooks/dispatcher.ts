@@ -121,7 +121,7 @@ export class WebhookDispatcher {
         {
           method: 'POST',
           headers: {
-            ...signatureHeaders([endpoint.secret], job.id, Math.floor(sentAt / 1000), job.body),
+            ...signatureHeaders(endpoint.secrets, job.id, Math.floor(sentAt / 1000), job.body),
             'user-agent': 'switchyard-webhooks/1',
             'webhook-event': job.event,
           },
