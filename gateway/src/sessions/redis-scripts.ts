@@ -19,6 +19,8 @@ end
 const CREATE = `${TOUCH}
 local now, ttl = tonumber(ARGV[1]), tonumber(ARGV[2])
 redis.call('DEL', KEYS[2])
+-- Expired ids leave the project's index here too, not only when the gauge is scraped.
+redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now)
 redis.call('HSET', KEYS[1], 'w', ARGV[4], 'c', ARGV[1], 's', '', 'v', 0, 'st', 0, 'f', 0)
 touch(now, ttl, ARGV[3])
 return 1

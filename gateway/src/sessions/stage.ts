@@ -10,7 +10,7 @@ import type { SlotGuard } from '../routing/plan.ts';
 import type { RuntimeWorkflow } from '../snapshot/runtime.ts';
 import type { RuntimeState } from '../state/types.ts';
 import { countMessageTokens } from '../tokens/count.ts';
-import { leadLength, sessionTokens, withMemory } from './compose.ts';
+import { leadLength, planFold, sessionTokens, withMemory } from './compose.ts';
 import { sessionMetrics } from './metrics.ts';
 import { sessionStoreFor } from './store.ts';
 import { type SummarizeJob, summarize } from './summarize.ts';
@@ -32,6 +32,8 @@ interface Pending {
   /** The client's new messages (after its leading system messages): they become turns with the answer. */
   fresh: ChatMessage[];
   tokensBefore: number;
+  /** The turns the request was sent with: a summary is due only if some of them can be folded. */
+  turns: Turn[];
 }
 
 const APPEND_RETRIES_MS = [250, 500, 1000, 2000, 3000];
@@ -173,6 +175,7 @@ export function sessionMemory(deps: SessionFeatureDeps): Pick<PipelineStages, 's
       workflow: wf,
       fresh: req.messages.slice(leadLength(req.messages)),
       tokensBefore: sessionTokens(data),
+      turns: data.turns,
     });
     req.messages = withMemory(req.messages, data);
   };
@@ -199,7 +202,8 @@ export function sessionMemory(deps: SessionFeatureDeps): Pick<PipelineStages, 's
           at,
         }));
         const total = turns.reduce((n, t) => n + t.tokens, s.tokensBefore);
-        if (total > s.workflow.config.sessionMemory.summarizeAtTokens && !summarising.has(key)) {
+        const threshold = s.workflow.config.sessionMemory.summarizeAtTokens;
+        if (total > threshold && !summarising.has(key) && planFold([...s.turns, ...turns], threshold)) {
           summarising.add(key);
           job = {
             ref: s.ref,

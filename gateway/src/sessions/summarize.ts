@@ -37,9 +37,12 @@ const INSTRUCTIONS =
   'summary so that it also covers the new turns: keep names, facts, numbers, decisions, ' +
   'preferences and open questions; drop small talk. Answer with the summary text only.';
 
+const clip = (s: string, n: number): string => (s.length <= n ? s : `${s.slice(0, n - 1)}…`);
+
 /** The summary call: the workflow's own model, through its failover chain. */
 export function summaryRequest(previous: string, folded: readonly Turn[], threshold: number): ChatRequest {
-  const lines = folded.map((t) => `${t.message.role}: ${messageText(t.message)}`).join('\n');
+  // Each turn is clipped, so one huge message cannot push the summary call past the model's context.
+  const lines = folded.map((t) => `${t.message.role}: ${clip(messageText(t.message), 4000)}`).join('\n');
   return {
     kind: 'chat',
     messages: [
@@ -49,8 +52,6 @@ export function summaryRequest(previous: string, folded: readonly Turn[], thresh
     max_tokens: Math.min(4096, Math.max(64, Math.floor(threshold / 2))),
   };
 }
-
-const clip = (s: string, n: number): string => (s.length <= n ? s : `${s.slice(0, n - 1)}…`);
 
 /** Test mode: a deterministic summary (the earlier summary plus one clipped line per folded turn), bounded. */
 export function testModeSummary(previous: string, folded: readonly Turn[], threshold: number): string {
