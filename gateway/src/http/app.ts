@@ -8,7 +8,10 @@ import Fastify, {
   LogController,
 } from 'fastify';
 import type { Logger } from 'pino';
+import { asyncFeature } from '../async/feature.ts';
 import { authenticate, requireScope } from '../auth/authenticate.ts';
+import type { ConsoleBackend } from '../console/backend.ts';
+import { consoleRoutes } from '../console/routes.ts';
 import { GatewayError } from '../errors/index.ts';
 import type { GatewayMetrics } from '../observability/metrics.ts';
 import { settle } from '../pipeline/settle.ts';
@@ -16,12 +19,14 @@ import type { PipelineStages } from '../pipeline/stages.ts';
 import { LIMITS } from '../requests/limits.ts';
 import type { SnapshotStore } from '../snapshot/store.ts';
 import type { RuntimeState } from '../state/types.ts';
+import { asyncRoutes } from './async-routes.ts';
 import { compatRoutes } from './compat-routes.ts';
 import './context.ts';
 import { sendError, surfaceOf } from './errors.ts';
 import { nativeRoutes } from './native-routes.ts';
 import { readRoutes } from './read-routes.ts';
 import { sessionRoutes } from './session-routes.ts';
+import { webhookRoutes } from './webhook-routes.ts';
 
 export interface GatewayAppOptions {
   store: SnapshotStore;
@@ -31,6 +36,8 @@ export interface GatewayAppOptions {
   stages: PipelineStages;
   /** Wall clock for request-log times and usage buckets (tests inject one). */
   now: () => number;
+  /** Where the console API writes workflows; the console routes answer 503 without one. */
+  console?: ConsoleBackend | undefined;
 }
 
 /** Every path is served under both /v1 and /api/v1 (DESIGN.md), so either SDK base URL works. */
@@ -128,9 +135,12 @@ export function buildGatewayApp(opts: GatewayAppOptions): FastifyInstance {
         compatRoutes(scoped, stages);
         readRoutes(scoped, state, now);
         sessionRoutes(scoped, state, now);
+        asyncRoutes(scoped, asyncFeature({ store, state, stages, metrics, logger, now }));
+        webhookRoutes(scoped, asyncFeature({ store, state, stages, metrics, logger, now }));
       },
       { prefix },
     );
   }
+  consoleRoutes(app, opts.console);
   return app;
 }
