@@ -14,6 +14,8 @@ import { silent } from '../state/fixtures.ts';
 
 interface Backend {
   store: CacheStore;
+  /** Another gateway's store on the same Redis (none in memory mode). */
+  peer: CacheStore | undefined;
   clock: { now: number };
   client: StateClient | undefined;
   close(): Promise<void>;
@@ -41,6 +43,7 @@ async function redisBackend(kind: 'single' | 'cluster'): Promise<Backend> {
   await state.whenReady();
   return {
     store: new RedisCacheStore(client),
+    peer: new RedisCacheStore(client),
     clock: { now: Date.now() },
     client,
     close: async () => {
@@ -66,6 +69,21 @@ function contract(name: string, setup: () => Promise<Backend>): void {
       await b.store.set('team.a', 'k-null', entry('unpriced', null), 60);
       expect((await b.store.get('team.a', 'k-null'))!.costMicros).toBeNull();
       expect(await b.store.get('team.a', 'k-missing')).toBeUndefined();
+    });
+
+    it('another gateway reads what one stored (through Redis), and keeps no copy of what is gone', async () => {
+      if (!b.peer || !b.client) return;
+      await b.store.set('team.a', 'k-peer', entry('shared answer'), 60);
+      expect((await b.peer.get('team.a', 'k-peer'))!.result).toMatchObject({ content: 'shared answer' });
+      expect(await b.peer.get('team.a', 'k-peer-never')).toBeUndefined();
+      await b.client.set(
+        cacheRedisKey('team.a', 'k-peer-never'),
+        JSON.stringify(entry('late')),
+        'PX',
+        60_000,
+      );
+      // A miss is not remembered: the entry stored meanwhile is found.
+      expect((await b.peer.get('team.a', 'k-peer-never'))!.result).toMatchObject({ content: 'late' });
     });
 
     it('the same key under another project is another entry', async () => {
@@ -115,6 +133,7 @@ contract('memory', async () => {
   const clock = { now: Date.now() };
   return {
     store: new MemoryCacheStore(() => clock.now),
+    peer: undefined,
     clock,
     client: undefined,
     close: async () => undefined,
