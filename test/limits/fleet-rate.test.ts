@@ -1,0 +1,73 @@
+/**
+ * One rate limit, three gateway processes, one Redis: 3 × 100 clients send as fast as they can (far
+ * over the limit) for a few seconds, and the fleet admits no more than the GCRA allows in that time
+ * (the burst plus the rate times the elapsed time), because every pod takes from the same cells in
+ * one Lua call timed by Redis TIME.
+ */
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { type Fleet, startFleet } from '#devkit/fleet';
+import { apiKey, project, workflow } from '../harness/manifests.ts';
+
+const KEY = 'sy_live_FleetRateKey0123456789abcdefghijkl';
+const PER_MINUTE = 600;
+const SECONDS = 4;
+const CLIENTS_PER_GATEWAY = 100;
+
+let fleet: Fleet;
+beforeAll(async () => {
+  fleet = await startFleet({
+    manifests: [
+      project('app', { rateLimit: { requestsPerMinute: PER_MINUTE } }),
+      ...apiKey('main', KEY),
+      // Test mode: no provider, so the gateways' own work is all there is to a request.
+      workflow('echo', { provider: 'none', model: 'none', testMode: true }),
+      {
+        apiVersion: 'switchyard.dev/v1alpha1',
+        kind: 'Provider',
+        metadata: { name: 'none', namespace: 'team' },
+        spec: { type: 'openai-compatible', baseURL: 'http://127.0.0.1:9', models: [{ name: 'none' }] },
+      },
+    ],
+    gateways: 3,
+    redis: 'single',
+    env: { LOG_LEVEL: 'warn' },
+  });
+}, 60_000);
+afterAll(async () => {
+  await fleet?.stop();
+});
+
+it(`3 processes × ${CLIENTS_PER_GATEWAY} clients over a ${PER_MINUTE}/min limit admit at most burst + rate × time`, async () => {
+  let admitted = 0;
+  let limited = 0;
+  let other = 0;
+  const started = performance.now();
+  const stopAt = started + SECONDS * 1000;
+  const client = async (url: string) => {
+    while (performance.now() < stopAt) {
+      const res = await fetch(`${url}/v1/ai`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ workflow: 'echo', messages: [{ role: 'user', content: 'hi' }] }),
+      });
+      await res.arrayBuffer();
+      if (res.status === 200) admitted++;
+      else if (res.status === 429) limited++;
+      else other++;
+    }
+  };
+  await Promise.all(
+    fleet.gateways.flatMap((g) => Array.from({ length: CLIENTS_PER_GATEWAY }, () => client(g.url))),
+  );
+  const elapsed = (performance.now() - started) / 1000;
+  const allowed = PER_MINUTE + Math.floor((PER_MINUTE / 60) * elapsed);
+  const offered = admitted + limited + other;
+  console.log(
+    `rate limit across 3 gateways: ${offered} requests in ${elapsed.toFixed(2)} s (${(offered / elapsed).toFixed(0)}/s); admitted ${admitted}, allowed ${allowed} (burst ${PER_MINUTE} + ${PER_MINUTE}/min × elapsed), 429: ${limited}`,
+  );
+  expect(other).toBe(0);
+  // Meaningful only if the clients asked for well over the limit.
+  expect(offered).toBeGreaterThanOrEqual(2 * allowed);
+  expect(admitted).toBeLessThanOrEqual(allowed);
+  expect(admitted).toBeGreaterThanOrEqual(PER_MINUTE);
+}, 60_000);
