@@ -8,6 +8,7 @@ import { buildGatewayApp } from './http/app.ts';
 import { buildOpsApp } from './http/ops-app.ts';
 import { GatewayMetrics } from './observability/metrics.ts';
 import type { PipelineStages } from './pipeline/stages.ts';
+import { sessionWorkDone } from './sessions/index.ts';
 import type { SnapshotStore } from './snapshot/store.ts';
 import { createRuntimeState } from './state/index.ts';
 import type { RuntimeState } from './state/types.ts';
@@ -84,6 +85,8 @@ export function createGateway(store: SnapshotStore, opts: GatewayOptions = {}): 
       clearTimeout(timer);
       await ops.close();
       await workers.close();
+      // Session turns appended after their answers (and summaries under way) finish first, bounded.
+      await sessionWorkDone(state, 10_000);
       // Settled requests are written before the process goes (close waits a bounded time for them).
       await state.close();
       await closeUpstreamPools();

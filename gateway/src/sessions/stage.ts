@@ -45,9 +45,22 @@ const background = new WeakMap<RuntimeState, Set<Promise<void>>>();
  * Resolves once every session append and summarisation started so far on `state` has finished: for
  * graceful shutdown (before the state closes) and for tests that read a session right after a turn.
  */
-export async function sessionWorkDone(state: RuntimeState): Promise<void> {
+export async function sessionWorkDone(
+  state: RuntimeState,
+  maxWaitMs = Number.POSITIVE_INFINITY,
+): Promise<void> {
   const work = background.get(state);
-  while (work && work.size > 0) await Promise.allSettled([...work]);
+  const deadline = performance.now() + maxWaitMs;
+  while (work && work.size > 0) {
+    const left = deadline - performance.now();
+    if (left <= 0) return;
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      Promise.allSettled([...work]),
+      ...(Number.isFinite(left) ? [new Promise((r) => (timer = setTimeout(r, left)))] : []),
+    ]);
+    clearTimeout(timer);
+  }
 }
 
 const notFound = (id: string): GatewayError =>
