@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { webhooksFor } from '#gateway/async/feature';
 import { API_KEY } from '../harness/manifests.ts';
 import { startReceiver } from '../webhooks/receiver.ts';
 import {
@@ -16,7 +17,14 @@ import {
   waitState,
 } from './harness.ts';
 
-const ALL_EVENTS = ['ai.response', 'ai.error', 'task.ai_generated', 'task.completed', 'callback.timeout'];
+const ALL_EVENTS = [
+  'ai.response',
+  'ai.error',
+  'task.ai_generated',
+  'task.completed',
+  'callback.timeout',
+  'budget.threshold',
+];
 
 /**
  * Backend-pipeline workflows end to end on the embedded runner with an injected clock: the
@@ -136,6 +144,38 @@ describe('pipeline workflows (eventName): callback and timeout', () => {
     expect(receiver.of('callback.timeout').filter((d) => d.json.channel_id === ack.channel_id)).toHaveLength(
       1,
     );
+  });
+});
+
+describe('events other features emit (budget.threshold)', () => {
+  let gw: AsyncGateway;
+  let receiver: Awaited<ReturnType<typeof startReceiver>>;
+  beforeAll(async () => {
+    receiver = await startReceiver(WEBHOOK_SECRET);
+    gw = await startAsyncGateway(
+      asyncConfig({ webhooks: [{ url: receiver.url, events: ALL_EVENTS }], allowPrivate: true }),
+    );
+  });
+  afterAll(async () => {
+    await gw?.close();
+    await receiver?.close();
+  });
+
+  it('delivers through the same dispatcher, once per dedupe key, only to subscribed projects', async () => {
+    const hooks = webhooksFor(gw.gateway.state);
+    if (!hooks) throw new Error('no dispatcher');
+    const payload = { cap_id: 'monthly', threshold_percent: 80, spent_usd: '40', limit_usd: '50' };
+    expect(await hooks.emitFor('team.app', 'budget.threshold', payload, 'monthly:2026-11:80')).toBe(1);
+    expect(await hooks.emitFor('team.app', 'budget.threshold', payload, 'monthly:2026-11:80')).toBe(1);
+    expect(await hooks.emitFor('team.other', 'budget.threshold', payload, 'x')).toBe(0);
+    expect(await hooks.emitFor('team.nope', 'budget.threshold', payload, 'x')).toBe(0);
+    const d = await until(async () => receiver.of('budget.threshold')[0]);
+    expect(d.verified).toBe(true);
+    expect(d.json).toMatchObject({ type: 'budget.threshold', ...payload });
+    // After delivery too: the same key queues nothing new.
+    expect(await hooks.emitFor('team.app', 'budget.threshold', payload, 'monthly:2026-11:80')).toBe(1);
+    await new Promise((r) => setTimeout(r, 100));
+    expect(receiver.of('budget.threshold')).toHaveLength(1);
   });
 });
 

@@ -95,6 +95,14 @@ export function asyncFeature(deps: AsyncFeatureDeps): AsyncFeature {
   return feature;
 }
 
+/**
+ * The webhook dispatcher of the gateway that owns `state`, for features that emit events of their
+ * own (spend caps: `webhooksFor(deps.state)?.emitFor(projectId, 'budget.threshold', payload, id)`).
+ */
+export function webhooksFor(state: RuntimeState): WebhookDispatcher | undefined {
+  return features.get(state)?.webhooks;
+}
+
 export interface Workers {
   feature: AsyncFeature;
   /** SIGTERM, before the HTTP server closes: sockets get 1012 so clients reconnect elsewhere. */

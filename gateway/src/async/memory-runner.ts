@@ -47,8 +47,17 @@ export class MemoryJobRunner implements JobRunner {
     this.#add({ queue: 'webhook', id: jobIds.delivery(job), dueAt: atMs, job, tries: 0 });
   }
 
+  /** Ids of recently finished jobs (oldest first), so re-adding one is a no-op, as on BullMQ. */
+  readonly #done = new Set<string>();
+
+  #finished(id: string): void {
+    this.#entries.delete(id);
+    this.#done.add(id);
+    if (this.#done.size > 10_000) this.#done.delete(this.#done.values().next().value as string);
+  }
+
   #add(e: Entry): void {
-    if (this.#entries.has(e.id)) return;
+    if (this.#entries.has(e.id) || this.#done.has(e.id)) return;
     this.#entries.set(e.id, e);
     if (e.dueAt <= this.#now()) setImmediate(() => this.#pump());
   }
@@ -72,12 +81,10 @@ export class MemoryJobRunner implements JobRunner {
       const p = (
         e.queue === 'run' ? h.run(e.job) : e.queue === 'timer' ? h.timer(e.job) : h.deliver(e.job)
       ).then(
-        () => {
-          this.#entries.delete(e.id);
-        },
+        () => this.#finished(e.id),
         (err: unknown) => {
           this.#logger.warn({ msg: 'async: job failed', job: e.id, err: (err as Error).message });
-          if (tries + 1 >= MAX_TRIES) this.#entries.delete(e.id);
+          if (tries + 1 >= MAX_TRIES) this.#finished(e.id);
           else {
             e.tries = tries + 1;
             e.dueAt = this.#now() + 1000;

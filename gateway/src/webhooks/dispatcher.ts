@@ -96,6 +96,31 @@ export class WebhookDispatcher {
     return targets.length;
   }
 
+  /**
+   * `emit` for code that knows only the project id (the spend-cap reporter's `budget.threshold`).
+   * Never rejects: a delivery that cannot be queued is logged, and the caller carries on.
+   */
+  async emitFor(
+    projectId: string,
+    event: string,
+    payload: Record<string, unknown>,
+    dedupeKey: string,
+  ): Promise<number> {
+    const project = this.#d.snapshots.current?.projects.get(projectId);
+    if (!project) return 0;
+    try {
+      return await this.emit(project, event, payload, dedupeKey);
+    } catch (err) {
+      this.#d.logger.warn({
+        msg: 'webhooks: cannot queue event',
+        event,
+        project: projectId,
+        err: (err as Error).message,
+      });
+      return 0;
+    }
+  }
+
   /** One attempt (the job handler). Throws only when the outcome could not be recorded, so the job retries. */
   async deliver(job: DeliveryJob): Promise<void> {
     const project = this.#d.snapshots.current?.projects.get(job.projectId);
