@@ -123,6 +123,15 @@ export function guardStoreContract(name: string, setup: () => Promise<StoreUnder
       }
       // 810 → 80; 830 → nothing new; 930 → 90; 1030 → 100.
       expect(levels).toEqual([80, 90, 100]);
+      // A jump from nothing past all three reports each.
+      const jump = cap(pid('jump'), 1000);
+      await reserve('j', 1, [jump]);
+      const s = await store.settle({ member: 'j', actualMicros: 5000, nowMs: T, caps: [jump] });
+      expect(s.crossings.map((x) => [x.level, x.spentMicros])).toEqual([
+        [80, 5000],
+        [90, 5000],
+        [100, 5000],
+      ]);
     });
 
     it('GCRA: a burst passes, the next is refused with the delay, and passes after it', async () => {

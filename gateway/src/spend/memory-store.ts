@@ -170,8 +170,10 @@ export class MemoryGuardStore implements GuardStore {
   #crossed(cell: CapCell, c: CapRef, index: number, out: Crossing[]): void {
     const level = levelOf(cell.spent, c.limitMicros);
     if (level > cell.level) {
+      // A jump past several thresholds reports each of them.
+      for (const l of [80, 90, 100] as const)
+        if (l > cell.level && l <= level) out.push({ index, level: l, spentMicros: cell.spent });
       cell.level = level;
-      out.push({ index, level: level as Crossing['level'], spentMicros: cell.spent });
     }
   }
 

@@ -30,7 +30,10 @@ local function crossed(r, spent, limit, out, idx)
   local was = tonumber(redis.call('HGET', r, '_t') or '0')
   if level > was then
     redis.call('HSET', r, '_t', level)
-    table.insert(out, idx) table.insert(out, level) table.insert(out, spent)
+    -- A jump past several thresholds reports each of them.
+    for _, l in ipairs({80, 90, 100}) do
+      if l > was and l <= level then table.insert(out, idx) table.insert(out, l) table.insert(out, spent) end
+    end
   end
 end
 `;
