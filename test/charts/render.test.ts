@@ -115,6 +115,10 @@ describe('values.schema.json', () => {
       /at '\/gateway\/port': got string, want integer/,
     );
     expect(await refused(['--set', 'logLevel=verbose'])).toMatch(/at '\/logLevel'/);
+    expect(await refused(['--set', 'console.timeoutMs=50'])).toMatch(/at '\/console\/timeoutMs'/);
+    expect(await refused(['--set', 'console.enable=true'])).toMatch(
+      /at '\/console': additional properties 'enable' not allowed/,
+    );
     expect(await refused(['--set', 'redis.url=http://redis:6379'])).toMatch(/at '\/redis\/url'/);
     expect(await refused(['--set', 'serviceMonitor.interval=often'])).toMatch(
       /at '\/serviceMonitor\/interval'/,
@@ -204,25 +208,77 @@ describe('what the chart renders', () => {
     expect(unkept.every((o) => o.metadata.annotations === undefined)).toBe(true);
   });
 
-  it('RBAC: the operator gets exactly the rules of operator/rbac/, the gateway none', () => {
+  it('RBAC: the operator gets exactly the rules of operator/rbac/; the gateway none unless the console is on', async () => {
     const file = (f: string) =>
       parse(readFileSync(join(root, 'operator/rbac', f), 'utf8')) as { rules: unknown };
     expect(find(defaults, 'ClusterRole').rules).toEqual(file('clusterrole.yaml').rules);
     expect(find(defaults, 'Role').rules).toEqual(file('leader-election-role.yaml').rules);
-    expect(
-      defaults
+    const rbacKinds = (objects: KubeObject[]) =>
+      objects
         .filter((o) => /Role/.test(o.kind))
-        .map((o) => o.kind)
-        .sort(),
-    ).toEqual(['ClusterRole', 'ClusterRoleBinding', 'Role', 'RoleBinding']);
+        .map((o) => `${o.kind} ${o.metadata.name}`)
+        .sort();
+    expect(rbacKinds(defaults)).toEqual([
+      'ClusterRole switchyard-system-switchyard-operator',
+      'ClusterRoleBinding switchyard-system-switchyard-operator',
+      'Role switchyard-operator-leader-election',
+      'RoleBinding switchyard-operator-leader-election',
+    ]);
     // watchNamespace: the ClusterRole is bound in that namespace only.
     const binding = full.filter((o) => o.kind === 'RoleBinding').find((o) => o.metadata.namespace === 'acme');
     expect(binding?.roleRef).toMatchObject({ kind: 'ClusterRole' });
     expect(full.some((o) => o.kind === 'ClusterRoleBinding')).toBe(false);
     expect(envOf(find(full, 'Deployment', 'ai-gateway-operator'), 'WATCH_NAMESPACE')?.value).toBe('acme');
+
+    // Console off (the default): no role, no token, no console variables.
     const gateway = find(defaults, 'Deployment', 'switchyard-gateway');
     expect(podSpec(gateway).automountServiceAccountToken).toBe(false);
     expect(find(defaults, 'ServiceAccount', 'switchyard-gateway').automountServiceAccountToken).toBe(false);
+    expect(container(gateway).env.filter((e) => e.name.startsWith('SWITCHYARD_CONSOLE'))).toEqual([]);
+
+    // Console on: exactly the rules of operator/rbac/gateway-clusterrole.yaml, bound to the gateway's
+    // ServiceAccount cluster-wide, or in the watched namespace only.
+    const on = parseObjects(await template(CHART, [...REQUIRED_VALUES, '--set', 'console.enabled=true']));
+    const role = find(on, 'ClusterRole', 'switchyard-system-switchyard-gateway-console');
+    expect(role.rules).toEqual(file('gateway-clusterrole.yaml').rules);
+    const subjects = [{ kind: 'ServiceAccount', name: 'switchyard-gateway', namespace: 'switchyard-system' }];
+    expect(find(on, 'ClusterRoleBinding', 'switchyard-system-switchyard-gateway-console')).toMatchObject({
+      roleRef: { kind: 'ClusterRole', name: 'switchyard-system-switchyard-gateway-console' },
+      subjects,
+    });
+    const gwOn = find(on, 'Deployment', 'switchyard-gateway');
+    expect(podSpec(gwOn).automountServiceAccountToken).toBe(true);
+    expect(envOf(gwOn, 'SWITCHYARD_CONSOLE')?.value).toBe('kubernetes');
+    expect(envOf(gwOn, 'SWITCHYARD_CONSOLE_TIMEOUT_MS')).toBeUndefined();
+    // The operator's role is untouched by the console's.
+    expect(find(on, 'ClusterRole', 'switchyard-system-switchyard-operator').rules).toEqual(
+      file('clusterrole.yaml').rules,
+    );
+
+    expect(find(full, 'ClusterRole', 'switchyard-system-ai-gateway-gateway-console').rules).toEqual(
+      file('gateway-clusterrole.yaml').rules,
+    );
+    expect(find(full, 'RoleBinding', 'switchyard-system-ai-gateway-gateway-console')).toMatchObject({
+      metadata: { namespace: 'acme' },
+      roleRef: { kind: 'ClusterRole', name: 'switchyard-system-ai-gateway-gateway-console' },
+      subjects: [{ kind: 'ServiceAccount', name: 'gateway-sa', namespace: 'switchyard-system' }],
+    });
+    const gwFull = find(full, 'Deployment', 'ai-gateway-gateway');
+    expect(podSpec(gwFull).automountServiceAccountToken).toBe(true);
+    expect(envOf(gwFull, 'SWITCHYARD_CONSOLE_TIMEOUT_MS')?.value).toBe('15000');
+
+    // console.rbac.create=false: the token and variables, but the role is the user's business.
+    const own = parseObjects(
+      await template(CHART, [
+        ...REQUIRED_VALUES,
+        '--set',
+        'console.enabled=true',
+        '--set',
+        'console.rbac.create=false',
+      ]),
+    );
+    expect(rbacKinds(own)).toEqual(rbacKinds(defaults));
+    expect(podSpec(find(own, 'Deployment', 'switchyard-gateway')).automountServiceAccountToken).toBe(true);
   });
 
   it('pods: restricted security context, probes on the ops ports, drain-long grace period', () => {

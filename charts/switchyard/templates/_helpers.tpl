@@ -28,6 +28,10 @@
 {{- printf "%s-%s" .Release.Namespace (include "switchyard.operator.fullname" .) -}}
 {{- end -}}
 
+{{- define "switchyard.gateway.consoleRoleName" -}}
+{{- printf "%s-%s-console" .Release.Namespace (include "switchyard.gateway.fullname" .) -}}
+{{- end -}}
+
 {{- define "switchyard.gateway.serviceAccountName" -}}
 {{- if .Values.gateway.serviceAccount.create -}}
 {{- default (include "switchyard.gateway.fullname" .) .Values.gateway.serviceAccount.name -}}
