@@ -237,7 +237,7 @@ describe('async jobs under faults (fleet of 3 gateways)', () => {
     );
     const maxIds = Math.max(...[...all.byChannel.values()].map((s) => s.size));
     console.log(
-      `faults/redis-restart: events=${N} failed attempts before the restart=${before} attempts after=${all.raw - before} ` +
+      `faults/redis-restart: events=${N} attempts before the restart=${before} (first attempts, refused: ${N}) attempts after=${all.raw - before} ` +
         `acknowledged channels=${acked().size} distinct webhook-ids per channel max=${maxIds}`,
     );
     expect(acked().size).toBe(N);
