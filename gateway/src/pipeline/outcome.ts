@@ -6,7 +6,14 @@ import type { Prepared } from './prepare.ts';
 /** How a stream ended: normally (with the usage the provider reported), or with an in-stream failure. */
 export type StreamEnd =
   | { ok: true; usage: Usage | undefined }
-  | { ok: false; message: string; code: string; aborted: boolean };
+  | {
+      ok: false;
+      message: string;
+      code: string;
+      aborted: boolean;
+      /** The stream was stopped by the gateway (a spend cap): reported with this code and type, not as upstream_error. */
+      refusal?: { code: string; type: string };
+    };
 
 /**
  * What the pipeline hands an encoder. Encoders only turn it into bytes; everything they need to say

@@ -21,6 +21,9 @@ export async function* followStream(
   opened: Extract<OpenedStream, { ok: true }>,
 ): AsyncGenerator<StreamEvent, StreamEnd, void> {
   const { slot } = opened;
+  // A stream that outgrows its spend reservation extends it, or is stopped (DESIGN.md "Money and limits").
+  const budget = p.plan.guard?.stream?.(slot);
+  let outputChars = 0;
   let usage: Usage | undefined;
   let text = '';
   let sawContent = false;
@@ -30,7 +33,10 @@ export async function* followStream(
       usage = ev.usage;
       return false;
     }
-    if (ev.type === 'delta' && ev.content) text += ev.content;
+    if (ev.type === 'delta' && ev.content) {
+      text += ev.content;
+      outputChars += ev.content.length;
+    }
     if (!sawContent) {
       sawContent = true;
       ex.record.ttftMs = performance.now() - ex.startedAt;
@@ -43,8 +49,19 @@ export async function* followStream(
       const next = await opened.rest.next();
       if (next.done) break;
       if (take(next.value)) yield next.value;
+      // Output is counted at 4 characters a token: cheap, and the settle uses the real usage.
+      if (budget && outputChars / 4 > budget.outputTokens) {
+        const more = await budget.extend();
+        if (!more.ok) {
+          const refusal = { code: more.code, type: 'budget_exceeded' };
+          end = { ok: false, message: more.message, code: more.code, aborted: false, refusal };
+          await opened.rest.return?.().catch(() => undefined);
+          break;
+        }
+        budget.outputTokens = more.outputTokens;
+      }
     }
-    if (p.plan.structured || p.plan.json) {
+    if (end.ok && (p.plan.structured || p.plan.json)) {
       const check = checkStructured(text, p.plan.structured?.schema);
       if (!check.ok)
         end = { ok: false, message: check.message, code: 'UPSTREAM_BAD_RESPONSE', aborted: false };

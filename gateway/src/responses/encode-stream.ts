@@ -44,12 +44,14 @@ export async function encodeStream(
   }
   const end = step.value;
   if (!end.ok) {
-    const error = {
-      message: `The stream failed after it started: ${end.message}`,
-      type: 'api_error',
-      code: 'upstream_error',
-      param: null,
-    };
+    const error = end.refusal
+      ? { message: end.message, type: end.refusal.type, code: end.refusal.code, param: null }
+      : {
+          message: `The stream failed after it started: ${end.message}`,
+          type: 'api_error',
+          code: 'upstream_error',
+          param: null,
+        };
     if (enc.dialect === 'native') sse.event('error', { error });
     else sse.data({ error });
     sse.end();

@@ -14,6 +14,14 @@ export interface SlotGuard {
   check(slot: RuntimeSlot): Promise<{ skip: false } | { skip: true; message: string }>;
   release(slot: RuntimeSlot): void;
   commit(slot: RuntimeSlot, usage: Usage | undefined): void;
+  /** For a stream on `slot`: how much output its reservation covers, and how to extend it. */
+  stream?(slot: RuntimeSlot): StreamBudget | undefined;
+}
+
+/** A stream's spend reservation: output tokens covered so far, and a further block or a refusal. */
+export interface StreamBudget {
+  outputTokens: number;
+  extend(): Promise<{ ok: true; outputTokens: number } | { ok: false; code: string; message: string }>;
 }
 
 /** Everything the failover engine needs, independent of which API surface asked. */

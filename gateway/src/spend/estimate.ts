@@ -49,6 +49,24 @@ function tokensOf(req: CanonicalRequest, type: ProviderType, outputCap: number):
 }
 
 /**
+ * A stream's output allowance on a slot: what its reservation assumed, and the price of one more
+ * such block. Undefined when the request bounds its own output (max_tokens), so it cannot outgrow it.
+ */
+export function streamBlock(
+  req: CanonicalRequest,
+  project: RuntimeProject,
+  slot: RuntimeSlot,
+): { tokens: number; micros: number } | undefined {
+  if ((req.kind !== 'chat' && req.kind !== 'completion') || req.max_tokens !== undefined) return undefined;
+  const tokens = maxOutput(project, slot);
+  const micros = costMicros(
+    { usage: { prompt_tokens: 0, completion_tokens: tokens, total_tokens: tokens } },
+    slot.pricing,
+  );
+  return micros === null ? undefined : { tokens, micros };
+}
+
+/**
  * What a request may cost on one slot, before it is sent (DESIGN.md "Money and limits"): input
  * tokens (tokens/count.ts: a real tokenizer for OpenAI models, 4 characters a token elsewhere) plus
  * `max_tokens`, else the model's maxOutputTokens, at list price; images at their price each; audio

@@ -13,7 +13,7 @@ import { limited, type RateLimit, requestLimits, usesTokens } from '../limits/ra
 import type { Exchange } from '../pipeline/exchange.ts';
 import type { Prepared } from '../pipeline/prepare.ts';
 import type { Completion, PipelineStages } from '../pipeline/stages.ts';
-import type { SlotGuard } from '../routing/plan.ts';
+import type { SlotGuard, StreamBudget } from '../routing/plan.ts';
 import type { RuntimeProject, RuntimeSlot } from '../snapshot/runtime.ts';
 import {
   createOutageMetrics,
@@ -24,7 +24,7 @@ import {
   outagePolicyFromEnv,
 } from '../state/failure-policy.ts';
 import type { RuntimeState } from '../state/types.ts';
-import { type Estimate, estimate } from './estimate.ts';
+import { type Estimate, estimate, streamBlock } from './estimate.ts';
 import { MemoryGuardStore } from './memory-store.ts';
 import { RedisGuardStore } from './redis-store.ts';
 import { type CapRule, capRef, capsOf } from './rules.ts';
@@ -189,8 +189,10 @@ export function withSpendAndLimits(inner: PipelineStages, deps: LimitDeps): Pipe
     const outer = inner.slotGuard(ex, p);
     const wf = p.plan.workflow;
     const bySlot = wf ? capsOf(ex.auth.project.config).slots.get(wf.config.name) : undefined;
-    if (!wf || !bySlot) return outer;
-    return workflowGuard(ex, p, wf.config.name, bySlot);
+    // A stream under a project cap needs a guard too: it may outgrow the project reservation.
+    const streamed = ex.record.stream === true && h !== undefined && h.caps.length > 0 ? h : undefined;
+    if (!bySlot && !streamed) return outer;
+    return workflowGuard(ex, p, wf?.config.name ?? '', bySlot ?? new Map(), streamed);
   }
 
   function workflowGuard(
@@ -198,6 +200,7 @@ export function withSpendAndLimits(inner: PipelineStages, deps: LimitDeps): Pipe
     p: Prepared,
     workflow: string,
     bySlot: Map<string, CapRule[]>,
+    projectHeld: Held | undefined,
   ): SlotGuard {
     const project: RuntimeProject = ex.auth.project;
     const pc = project.config;
@@ -223,6 +226,7 @@ export function withSpendAndLimits(inner: PipelineStages, deps: LimitDeps): Pipe
       const caps = reserved.get(slot.slot);
       if (!caps) return;
       reserved.delete(slot.slot);
+      estimates.delete(slot.slot);
       const rules = bySlot.get(slot.slot)!;
       store
         .settle({ member: `${ex.id}:${slot.slot}`, actualMicros: actual, nowMs: deps.now(), caps })
@@ -271,8 +275,62 @@ export function withSpendAndLimits(inner: PipelineStages, deps: LimitDeps): Pipe
         settleSlot(slot, 0);
       },
       commit(slot) {
-        // describe.ts priced the answer at list price before the chain commits; unknown stays the estimate.
+        // describe.ts priced the answer at list price before the chain commits; unknown (a stream
+        // stopped before its usage came) stays what was reserved.
         settleSlot(slot, ex.record.costMicros ?? estimates.get(slot.slot) ?? 0);
+      },
+      stream(slot) {
+        const block = streamBlock(p.request, project, slot);
+        const slotCaps = reserved.get(slot.slot);
+        if (!block || (!slotCaps && !projectHeld)) return undefined;
+        const budget: StreamBudget = {
+          outputTokens: block.tokens,
+          extend: async () => {
+            const now = deps.now();
+            const more = (member: string, caps: CapInPeriod[]) =>
+              store.reserve({
+                member,
+                amountMicros: block.micros,
+                deadlineMs: deadlineOf(slot, now),
+                nowMs: now,
+                rates: [],
+                caps,
+              });
+            try {
+              const [s, pr] = await Promise.all([
+                slotCaps ? more(`${ex.id}:${slot.slot}`, slotCaps) : undefined,
+                projectHeld ? more(`${ex.id}:project`, projectHeld.caps) : undefined,
+              ]);
+              if (s?.ok) estimates.set(slot.slot, (estimates.get(slot.slot) ?? 0) + block.micros);
+              if (pr?.ok && projectHeld) projectHeld.micros += block.micros;
+              if (s && !s.ok) {
+                const c = bySlot.get(slot.slot)![s.kind === 'cap' ? s.index : 0]!.config;
+                return {
+                  ok: false,
+                  code: 'workflow_budget_exceeded',
+                  message: `The stream was stopped: spend cap ${c.id} (${c.period}, $${c.limitUsd}) on ${slot.slot} is reached.`,
+                };
+              }
+              if (pr && !pr.ok && projectHeld) {
+                const c = projectHeld.rules[pr.kind === 'cap' ? pr.index : 0]!.config;
+                return {
+                  ok: false,
+                  code: 'project_budget_exceeded',
+                  message: `The stream was stopped: the project's ${c.period} spend cap of $${c.limitUsd} is reached.`,
+                };
+              }
+            } catch (err) {
+              if (decideOnOutage('spend_caps', policy, outage, deps.logger, err) === 'closed')
+                return {
+                  ok: false,
+                  code: 'service_unavailable',
+                  message: 'The stream was stopped: spend caps cannot be checked right now.',
+                };
+            }
+            return { ok: true, outputTokens: budget.outputTokens + block.tokens };
+          },
+        };
+        return budget;
       },
     };
   }
