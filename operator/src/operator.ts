@@ -89,7 +89,7 @@ export async function startOperator(o: OperatorOptions): Promise<RunningOperator
     metrics,
     logger,
     events,
-    spendRefreshMs: o.spendRefreshMs ?? 5000,
+    spendRefreshMs: o.spendRefreshMs ?? 2000,
   });
   const ctl = controller;
   for (const inf of Object.values(informers)) inf.start();

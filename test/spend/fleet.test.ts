@@ -7,9 +7,10 @@
  */
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { microsToUsd, periodWindow, SPEND_KEYS } from '#contract';
+import { microsToUsd, periodWindow, REDIS_KEYS, SPEND_KEYS, snapshot } from '#contract';
 import { type Fleet, startFleet } from '#devkit/fleet';
 import { countMessageTokens } from '#gateway/tokens/count';
+import { readCapSpend } from '#operator/spend/spend';
 import { apiKey, NS, project, provider } from '../harness/manifests.ts';
 import { type Simulator, startSimulator } from '../simulator/index.ts';
 import { spendCap, workflowOf } from './manifests.ts';
@@ -139,6 +140,16 @@ describe('spend caps across three gateway processes on one Redis', () => {
     expect(spent).toBeGreaterThanOrEqual(1_000_000); // a wave was refused entirely: the cap is reached
     expect(spent).toBeLessThanOrEqual(1_000_000 + estimate);
     expect(waves.at(-1)).toBe('0');
+
+    // The operator's SpendCap status reads the same keys.
+    const version = (await redis.get(REDIS_KEYS.current))!;
+    const snap = snapshot.parse(JSON.parse((await redis.get(REDIS_KEYS.snapshot(version)))!));
+    const status = await readCapSpend(redis, snap, new Date());
+    expect(status.get(`${NS}/spend-daily`)).toEqual({
+      spentUsd: microsToUsd(spent),
+      state: 'exceeded',
+      resetAt: periodWindow('daily', new Date()).end.toISOString(),
+    });
   }, 60_000);
 
   it('the reservations of a SIGKILLed gateway expire at their deadline and count as spent', async () => {
