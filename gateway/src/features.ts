@@ -3,6 +3,7 @@ import { withResponseCache } from './cache/index.ts';
 import type { GatewayMetrics } from './observability/metrics.ts';
 import { defaultStages, type PipelineStages } from './pipeline/stages.ts';
 import { withSessionMemory } from './sessions/index.ts';
+import { withSpendAndLimits } from './spend/stages.ts';
 import type { RuntimeState } from './state/types.ts';
 
 export interface FeatureDeps {
@@ -21,5 +22,5 @@ export function buildStages(deps: FeatureDeps): PipelineStages {
   let stages: PipelineStages = { ...defaultStages };
   stages = withSessionMemory(stages, deps);
   stages = withResponseCache(stages, deps);
-  return stages;
+  return withSpendAndLimits(stages, deps);
 }
