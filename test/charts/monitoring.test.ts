@@ -216,17 +216,28 @@ describe('metric names against live /metrics pages', () => {
     expect(exprs.every((e) => metricNames(e.expr).size > 0)).toBe(true);
   });
 
-  // The core families (GatewayMetrics, OperatorMetrics) must all be on the dashboard; a feature's
-  // own families (runtime state, spend, limits...) get their panels with that feature.
-  it('every core Switchyard metric family has a panel', async () => {
+  // Every Switchyard family the live pages export is on the dashboard: the core ones
+  // (GatewayMetrics, OperatorMetrics) and the features' (runtime state, spend caps, cache,
+  // sessions, async jobs, webhooks, WebSockets), which the gateway registers at start-up.
+  it('every Switchyard metric family the live pages export has a panel', () => {
     const core = [new GatewayMetrics().registry, new OperatorMetrics().registry].flatMap((r) =>
       r.getMetricsAsArray().map((m) => m.name),
     );
     const used = new Set(
       dashboardExprs().flatMap(({ expr }) => [...metricNames(expr)].map((n) => familyOf(n, families))),
     );
-    const switchyard = core.filter((f) => f.startsWith('switchyard_'));
-    expect(switchyard.length).toBeGreaterThanOrEqual(18);
+    const switchyard = [...families].filter((f) => f.startsWith('switchyard_'));
+    expect(core.filter((f) => f.startsWith('switchyard_') && !families.has(f))).toEqual([]);
+    for (const feature of [
+      'switchyard_spend_cap_used_ratio',
+      'switchyard_cache_requests_total',
+      'switchyard_sessions_active',
+      'switchyard_job_queue_depth',
+      'switchyard_webhook_dead_letters_total',
+      'switchyard_websocket_connections',
+    ])
+      expect(families.has(feature), feature).toBe(true);
+    expect(switchyard.length).toBeGreaterThanOrEqual(30);
     expect(switchyard.filter((f) => !used.has(f))).toEqual([]);
   });
 
