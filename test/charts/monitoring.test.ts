@@ -253,6 +253,35 @@ describe('metric names against live /metrics pages', () => {
   });
 });
 
+it('every dashboard panel query is valid PromQL (promtool parses each as a recording rule)', () => {
+  const all = (list: Panel[]): Panel[] => list.flatMap((p) => [p, ...all(p.panels ?? [])]);
+  // Grafana's variables, replaced by what Grafana would put there.
+  const grafana = (expr: string) =>
+    expr
+      .replaceAll('$__rate_interval', '2m')
+      .replaceAll('$__range', '6h')
+      .replace(/\$\{?(namespace|job)\}?/g, '.*');
+  const exprs = all(dashboard.panels).flatMap((p) => (p.targets ?? []).map((t) => grafana(t.expr)));
+  expect(exprs.length).toBeGreaterThan(40);
+  const dir = mkdtempSync(join(tmpdir(), 'sy-panels-'));
+  try {
+    const file = join(dir, 'panels.yaml');
+    const recording = exprs.map((expr, i) => ({ record: `dashboard:panel_${i}`, expr }));
+    writeFileSync(file, JSON.stringify({ groups: [{ name: 'panels', rules: recording }] }));
+    const r = promtool(['check', 'rules', file]);
+    expect(r.out).toContain(`SUCCESS: ${exprs.length} rules found`);
+    expect(r.code, r.out).toBe(0);
+    // The same check refuses a broken query.
+    writeFileSync(
+      file,
+      JSON.stringify({ groups: [{ name: 'p', rules: [{ record: 'x', expr: 'sum by (a (rate(b[5m]))' }] }] }),
+    );
+    expect(promtool(['check', 'rules', file]).code).not.toBe(0);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
 it('the dashboard has a stable uid and a data source variable', () => {
   expect(dashboard.uid).toBe('switchyard-overview');
   expect(dashboard.templating.list.find((v) => v.name === 'datasource')?.type).toBe('datasource');
