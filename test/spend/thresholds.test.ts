@@ -1,12 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { microsToUsd } from '#contract';
+import { microsToUsd, periodWindow } from '#contract';
 import { type RunningRedis, startRedis } from '#devkit/redis';
 import type { GatewayOptions } from '#gateway/gateway';
 import { createRuntimeState } from '#gateway/state/index';
+import { WEBHOOK_SECRET } from '../async/harness.ts';
 import { post, userMsg, type Wrapped } from '../gateway/native/helpers.ts';
 import { type RunningGateway, startGateway } from '../harness/gateway.ts';
-import { apiKey, baseConfig, project } from '../harness/manifests.ts';
+import { apiKey, baseConfig, project, secret } from '../harness/manifests.ts';
 import { type Simulator, startSimulator } from '../simulator/index.ts';
+import { startReceiver } from '../webhooks/receiver.ts';
 import { simCostMicros, spendCap, workflowOf } from './manifests.ts';
 
 /**
@@ -16,21 +18,27 @@ import { simCostMicros, spendCap, workflowOf } from './manifests.ts';
  */
 
 const KEY = 'sy_live_ThresholdProjectKey0123456789abcd';
-const T0 = Date.parse('2026-11-23T10:15:00.000Z');
 
-function config(simUrl: string) {
+function config(simUrl: string, hookUrl: string) {
   return [
     ...baseConfig(simUrl),
-    project('watched'),
+    secret('hook-secret', { s0: WEBHOOK_SECRET }),
+    project('watched', {
+      webhooks: [
+        { url: hookUrl, secretRef: { name: 'hook-secret', key: 's0' }, events: ['budget.threshold'] },
+      ],
+      outboundFetch: { allowPrivateNetworks: true },
+    }),
     ...apiKey('watched', KEY, { project: 'watched', scopes: ['ai', 'console'] }),
     workflowOf('watched', 'watched-chat', { provider: 'oai', model: 'gpt-4o-mini' }),
     // 200 µUSD; each answer costs about 40 µUSD at the harness price.
-    spendCap('watched-hourly', { project: 'watched', period: 'hourly', limitUsd: '0.0002' }),
+    spendCap('watched-monthly', { project: 'watched', period: 'monthly', limitUsd: '0.0002' }),
   ];
 }
 
 interface Entry {
   request_log_id: string;
+  time: string;
   type: string;
   surface: string;
   outcome: string;
@@ -41,13 +49,17 @@ function suite(name: string, state: () => GatewayOptions['state']) {
   describe(`spend thresholds (${name})`, () => {
     let sim: Simulator;
     let gw: RunningGateway;
+    let receiver: Awaited<ReturnType<typeof startReceiver>>;
     beforeAll(async () => {
       sim = await startSimulator();
-      gw = await startGateway(config(sim.url), { now: () => T0, state: state() });
+      receiver = await startReceiver(WEBHOOK_SECRET);
+      // The real clock: receivers refuse webhook signatures from another time.
+      gw = await startGateway(config(sim.url, receiver.url), { state: state() });
       await (gw.gateway.state as { whenReady?: () => Promise<void> }).whenReady?.();
     });
     afterAll(async () => {
       await gw?.close();
+      await receiver?.close();
       await sim?.close();
     });
 
@@ -83,21 +95,29 @@ function suite(name: string, state: () => GatewayOptions['state']) {
         expect(e.outcome).toBe(states[level]);
         expect(e.details).toMatchObject({
           event: 'budget.threshold',
-          cap_id: 'team/watched-hourly',
+          cap_id: 'team/watched-monthly',
           scope: 'project',
-          period: 'hourly',
+          period: 'monthly',
           threshold_percent: level,
           state: states[level],
           spent_usd: microsToUsd(seenAt[level]!),
           limit_usd: '0.0002',
-          reset_at: '2026-11-23T11:00:00.000Z',
+          reset_at: periodWindow('monthly', new Date(e.time)).end.toISOString(),
         });
       }
+      // ...and the budget.threshold webhook, once per threshold, signed.
+      const deadline = Date.now() + 10_000;
+      while (receiver.deliveries.length < 3 && Date.now() < deadline)
+        await new Promise((r) => setTimeout(r, 25));
+      const hooks = receiver.deliveries.filter((d) => d.event === 'budget.threshold');
+      expect(hooks).toHaveLength(3);
+      expect(hooks.every((d) => d.verified)).toBe(true);
+      expect(JSON.stringify(hooks.map((d) => d.json))).toContain('"threshold_percent":100');
       const metrics = await (await fetch(`${gw.metricsUrl}/metrics`)).text();
       const gauge = metrics
         .split('\n')
         .find(
-          (l) => l.startsWith('switchyard_spend_cap_used_ratio{') && l.includes('cap="team/watched-hourly"'),
+          (l) => l.startsWith('switchyard_spend_cap_used_ratio{') && l.includes('cap="team/watched-monthly"'),
         );
       expect(gauge).toBeDefined();
       expect(Number(gauge!.split(' ').at(-1))).toBeCloseTo(spent / 200, 6);

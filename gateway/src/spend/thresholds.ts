@@ -1,5 +1,6 @@
 import { Gauge, type Registry } from 'prom-client';
 import { microsToUsd, spendState } from '#contract';
+import { webhooksFor } from '../async/feature.ts';
 import type { RequestLogEntry, RuntimeState } from '../state/types.ts';
 import type { CapRule } from './rules.ts';
 import type { CapRef, Crossing } from './store.ts';
@@ -23,7 +24,8 @@ export type CapInPeriod = CapRef & { resetAt: Date };
  * What a settle or a refusal tells about caps: the used-ratio gauge, and the `budget.threshold`
  * event the first time a period reaches 80 % (warning), 90 % (critical) and 100 % (exceeded). The
  * stores report each crossing once per period across all gateways (the level is kept next to the
- * spend); the event is a request-log entry of type `budget_threshold` until webhooks deliver it.
+ * spend); the event is a request-log entry of type `budget_threshold` and a `budget.threshold`
+ * webhook to the project's subscribers.
  */
 export class CapReporter {
   readonly #gauge: Gauge<'project' | 'cap' | 'scope' | 'period'>;
@@ -55,7 +57,15 @@ export class CapReporter {
       const ref = refs[x.index];
       if (!rule || !ref) continue;
       this.used(projectId, rule, x.spentMicros);
-      this.#state.settle({ projectId, logCap, log: this.#entry(projectId, requestId, rule, ref, x) });
+      const log = this.#entry(projectId, requestId, rule, ref, x);
+      this.#state.settle({ projectId, logCap, log });
+      // The entry's id is the same on every gateway: the dispatcher delivers the event once.
+      void webhooksFor(this.#state)?.emitFor(
+        projectId,
+        'budget.threshold',
+        log.details ?? {},
+        log.request_log_id,
+      );
     }
   }
 
