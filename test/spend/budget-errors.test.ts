@@ -15,6 +15,7 @@ import { simCostMicros, spendCap, workflowOf } from './manifests.ts';
 
 const SPENDER_KEY = 'sy_live_SpenderProjectKey0123456789abcdef';
 const UNPRICED_KEY = 'sy_live_UnpricedProjectKey0123456789abcde';
+const CACHED_KEY = 'sy_live_CachedProjectKey0123456789abcdefg';
 const LIMITED_KEY = 'sy_live_RateLimitedKey0123456789abcdefghij';
 const T0 = Date.parse('2026-11-23T10:15:00.000Z');
 
@@ -68,6 +69,14 @@ function config(simUrl: string) {
     ...apiKey('spender', SPENDER_KEY, { project: 'spender' }),
     workflowOf('spender', 'spender-chat', { provider: 'oai', model: 'gpt-4o-mini' }),
     spendCap('spender-daily', { project: 'spender', period: 'daily', limitUsd: '0.00001' }),
+    project('cached'),
+    ...apiKey('cached', CACHED_KEY, { project: 'cached' }),
+    workflowOf('cached', 'cached-chat', {
+      provider: 'oai',
+      model: 'gpt-4o-mini',
+      responseCache: { ttlSeconds: 600 },
+    }),
+    spendCap('cached-daily', { project: 'cached', period: 'daily', limitUsd: '0.00001' }),
     project('unpriced'),
     ...apiKey('unpriced', UNPRICED_KEY, { project: 'unpriced' }),
     workflowOf('unpriced', 'unpriced-chat', { provider: 'free', model: 'gpt-4o-mini' }),
@@ -274,6 +283,30 @@ describe('budget and rate-limit refusals on both surfaces', () => {
     expect(api.code).toBe('project_budget_exceeded');
     expect(api.type).toBe('budget_exceeded');
     expect(api.error).toMatchObject(fields);
+  });
+
+  it('a cache hit at zero price passes a reached project cap (rule 2); a miss does not', async () => {
+    const ask = (content: string) =>
+      post(gw.url, { workflow: 'cached-chat', messages: userMsg(content) }, { key: CACHED_KEY });
+    const first = await ask('what are your hours?');
+    expect(first.status).toBe(200);
+    expect(first.headers.get('x-service-cache')).toBe('miss');
+    sim.clearRequests();
+    const hit = await ask('what are your hours?');
+    expect(hit.status).toBe(200);
+    expect(hit.headers.get('x-service-cache')).toBe('hit');
+    const miss = await post<BudgetError & Wrapped>(
+      gw.url,
+      { workflow: 'cached-chat', messages: userMsg('something new') },
+      { key: CACHED_KEY },
+    );
+    expect(miss.status).toBe(402);
+    expect(miss.json).toMatchObject({
+      error: 'project_budget_exceeded',
+      scope: 'project',
+      cap_usd: '0.00001',
+    });
+    expect(sim.requests()).toHaveLength(0);
   });
 
   it('429 rate_limit_exceeded with Retry-After and x-ratelimit-*, on both surfaces; the SDK raises RateLimitError, and its retry waits and succeeds', async () => {
