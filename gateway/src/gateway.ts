@@ -9,9 +9,11 @@ import { buildOpsApp } from './http/ops-app.ts';
 import { GatewayMetrics } from './observability/metrics.ts';
 import type { PipelineStages } from './pipeline/stages.ts';
 import { sessionWorkDone } from './sessions/index.ts';
+import type { Runtime } from './snapshot/runtime.ts';
 import type { SnapshotStore } from './snapshot/store.ts';
 import { createRuntimeState } from './state/index.ts';
 import type { RuntimeState } from './state/types.ts';
+import { warmTokenizer } from './tokens/count.ts';
 import { closeUpstreamPools } from './upstream/http.ts';
 
 export interface Gateway {
@@ -24,6 +26,16 @@ export interface Gateway {
   listen(host: string, port: number, metricsPort: number): Promise<{ url: string; metricsUrl: string }>;
   /** Graceful stop: refuse new work, let in-flight requests and streams finish, then close. */
   close(graceMs?: number): Promise<void>;
+}
+
+/** Spend caps, token rate limits and session memory estimate tokens before the provider answers. */
+function needsTokenCounts(rt: Runtime): boolean {
+  for (const key of rt.keys.values()) if (key.rateLimit?.tokensPerMinute) return true;
+  for (const p of rt.projects.values()) {
+    if (p.config.spendCaps.length > 0 || p.config.rateLimit?.tokensPerMinute) return true;
+    for (const wf of p.workflows.values()) if (wf.config.sessionMemory.enabled) return true;
+  }
+  return false;
 }
 
 export interface GatewayOptions {
@@ -52,10 +64,19 @@ export function createGateway(store: SnapshotStore, opts: GatewayOptions = {}): 
   const stages = opts.stages ?? buildStages({ state, metrics, logger, now });
   const app = buildGatewayApp({ store, metrics, logger, state, stages, now, console: opts.console });
   // Async jobs, webhook deliveries and the WebSocket endpoint (async/feature.ts).
-  const workers = startWorkers({ store, state, stages, metrics, logger, now, config: opts.async }, app.server);
+  const workers = startWorkers(
+    { store, state, stages, metrics, logger, now, config: opts.async },
+    app.server,
+  );
   const ops = buildOpsApp(store, metrics, () => closing);
   if (store.current) metrics.setSnapshot(store.current.version);
+  const installed = (rt: Runtime) => {
+    // Loading the tokenizer takes about a second of CPU: pay it now, not on the first request that needs it.
+    if (needsTokenCounts(rt)) warmTokenizer();
+  };
+  if (store.current) installed(store.current);
   store.onChange((rt) => {
+    installed(rt);
     metrics.setSnapshot(rt.version);
     logger.info({
       msg: 'snapshot installed',

@@ -3,6 +3,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Logger } from 'pino';
 import type { AuthContext } from '../auth/authenticate.ts';
 import { GatewayError } from '../errors/index.ts';
+import { describeRefusal } from '../pipeline/describe.ts';
 import type { Exchange } from '../pipeline/exchange.ts';
 import type { Outcome } from '../pipeline/outcome.ts';
 import { admitAsync, runPipeline } from '../pipeline/run.ts';
@@ -178,8 +179,7 @@ export class AsyncService {
         body = wrappedBody(ex, o);
       } catch (err) {
         if (!(err instanceof GatewayError)) throw err; // infrastructure: the job retries
-        ex.record.outcome = 'client_error';
-        ex.record.errorCode = err.code;
+        describeRefusal(ex.record, err);
         body = errorResult(ex, rec.doc, err.code, err.status, err.message);
       }
     }
@@ -420,16 +420,11 @@ function errorResult(
  * 409 and 410 of the callback endpoint. Its own class for now (http/callback-routes.ts encodes it in
  * the native error shape); the lead may fold the two codes into errors/gateway-error.ts.
  */
-export class CallbackError extends Error {
-  readonly code: 'callback_conflict' | 'callback_window_closed';
-  readonly status: 409 | 410;
-  readonly hint: string | undefined;
-  constructor(code: CallbackError['code'], message: string, hint?: string) {
-    super(message);
+/** A refused callback: 409 (the channel awaits none) or 410 (its window closed). */
+export class CallbackError extends GatewayError {
+  constructor(code: 'callback_conflict' | 'callback_window_closed', message: string, hint?: string) {
+    super(code, message, { hint });
     this.name = 'CallbackError';
-    this.code = code;
-    this.status = code === 'callback_conflict' ? 409 : 410;
-    this.hint = hint;
   }
 }
 

@@ -40,6 +40,8 @@ const COMPAT_TYPE: Record<ErrorCode, string> = {
   unsupported_media_type: 'invalid_request_error',
   not_found: 'invalid_request_error',
   conflict: 'invalid_request_error',
+  callback_conflict: 'invalid_request_error',
+  callback_window_closed: 'invalid_request_error',
   invalid_workflow: 'invalid_request_error',
   method_not_allowed: 'invalid_request_error',
   upstream_error: 'api_error',

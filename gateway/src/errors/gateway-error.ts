@@ -20,6 +20,8 @@ export type ErrorCode =
   | 'unsupported_media_type'
   | 'not_found'
   | 'conflict'
+  | 'callback_conflict'
+  | 'callback_window_closed'
   | 'invalid_workflow'
   | 'method_not_allowed'
   | 'upstream_error'
@@ -46,6 +48,8 @@ export const STATUS_OF: Record<ErrorCode, number> = {
   unsupported_media_type: 415,
   not_found: 404,
   conflict: 409,
+  callback_conflict: 409,
+  callback_window_closed: 410,
   invalid_workflow: 422,
   method_not_allowed: 405,
   upstream_error: 502,

@@ -1,7 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import type { AsyncFeature } from '../async/feature.ts';
-import { CallbackError } from '../async/service.ts';
 import { GatewayError } from '../errors/index.ts';
 import { LIMITS } from '../requests/limits.ts';
 import { nativeBody } from '../requests/native-schema.ts';
@@ -68,19 +67,10 @@ export function asyncRoutes(app: FastifyInstance, feature: AsyncFeature): void {
     };
   });
 
-  app.post('/callback/:channel_id', { config: { surface: 'native', scope: 'ai' } }, async (req, reply) => {
+  app.post('/callback/:channel_id', { config: { surface: 'native', scope: 'ai' } }, async (req) => {
     const channelId = channelParam(req);
     req.record.channelId = channelId;
     const body = parseBody(callbackBody, req.body);
-    try {
-      return await service.callback(authOf(req).project.config.id, channelId, body);
-    } catch (err) {
-      if (!(err instanceof CallbackError)) throw err;
-      req.record.outcome = 'client_error';
-      req.record.errorCode = err.code;
-      return reply
-        .code(err.status)
-        .send({ error: err.code, message: err.message, ...(err.hint ? { hint: err.hint } : {}) });
-    }
+    return service.callback(authOf(req).project.config.id, channelId, body);
   });
 }

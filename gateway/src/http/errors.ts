@@ -1,5 +1,6 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { errorBody, GatewayError } from '../errors/index.ts';
+import { describeRefusal } from '../pipeline/describe.ts';
 
 /** Fastify's own errors (body parsing, limits) in our vocabulary. */
 function fromFastify(err: FastifyError): GatewayError | undefined {
@@ -52,8 +53,7 @@ export function sendError(err: unknown, req: FastifyRequest, reply: FastifyReply
   }
   // The error encoder is where refusals are recorded; a provider failure was recorded by the pipeline.
   if (req.record.outcome === undefined || req.record.outcome === 'success') {
-    req.record.outcome = ge.status >= 500 ? 'unavailable' : 'client_error';
-    req.record.errorCode = ge.code;
+    describeRefusal(req.record, ge);
   } else req.record.errorCode ??= ge.code;
   if (ge.retryAfterSeconds !== undefined) void reply.header('retry-after', String(ge.retryAfterSeconds));
   if (ge.headers) void reply.headers(ge.headers);

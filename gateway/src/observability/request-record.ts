@@ -4,6 +4,8 @@ export type RequestOutcome =
   | 'success'
   | 'upstream_error'
   | 'client_error'
+  | 'rate_limited'
+  | 'budget_exceeded'
   | 'stream_error'
   | 'aborted'
   | 'unavailable';

@@ -1,3 +1,4 @@
+import type { GatewayError } from '../errors/index.ts';
 import type { RequestRecord } from '../observability/request-record.ts';
 import type { CanonicalResult, Usage } from '../providers/types.ts';
 import { usageOf } from '../responses/data.ts';
@@ -50,6 +51,19 @@ export function describeResult(
   r.costMicros = cost(p.plan, slot, canonicalUsage(result), result);
   r.outcome = 'success';
   if (r.bodies) r.bodies.response = result.kind === 'speech' ? { format: result.format } : result;
+}
+
+/** A request refused with a GatewayError: rate-limit and budget refusals are outcomes of their own. */
+export function describeRefusal(r: RequestRecord, ge: GatewayError): void {
+  r.outcome =
+    ge.status >= 500
+      ? 'unavailable'
+      : ge.code === 'rate_limit_exceeded'
+        ? 'rate_limited'
+        : ge.status === 402
+          ? 'budget_exceeded'
+          : 'client_error';
+  r.errorCode = ge.code;
 }
 
 export function describeFailure(r: RequestRecord, error: UpstreamError, attempts: Attempt[]): void {
