@@ -64,7 +64,11 @@ describe('Redis unreachable', () => {
   afterAll(async () => {
     // Back up first (on the same port): a gateway's close waits for what it still has to write.
     const back = redis ? await startRedis({ port: redis.port }) : undefined;
-    for (const gw of gateways) await gw.close();
+    for (const gw of gateways) {
+      // Reconnected before closing: the gateway's Redis clients are back in a known state.
+      await (gw.gateway.state as { whenReady?: () => Promise<void> }).whenReady?.();
+      await gw.close();
+    }
     await back?.stop();
     await sim?.close();
   });
