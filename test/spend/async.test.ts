@@ -1,0 +1,98 @@
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { periodWindow, SPEND_KEYS } from '#contract';
+import { type RunningRedis, startRedis } from '#devkit/redis';
+import { createRuntimeState } from '#gateway/state/index';
+import { waitState } from '../async/harness.ts';
+import { post, userMsg } from '../gateway/native/helpers.ts';
+import { type RunningGateway, startGateway } from '../harness/gateway.ts';
+import { apiKey, baseConfig, project } from '../harness/manifests.ts';
+import { type Simulator, startSimulator } from '../simulator/index.ts';
+import { simCostMicros, spendCap, workflowOf } from './manifests.ts';
+
+/**
+ * Reservations never outlive their request: an async request's acceptance gives back what its
+ * admission reserved (the job reserves for itself and settles at its real cost), and a refusal by
+ * a later stage (the session stage) gives back what admission took. On a real Redis, so the
+ * reservation hash can be read.
+ */
+
+const KEY = 'sy_live_AsyncSpendProjectKey0123456789abc';
+const PROJECT_ID = 'team.metered';
+
+describe('reservations are settled or given back', () => {
+  let sim: Simulator;
+  let redis: RunningRedis;
+  let reader: Redis;
+  let gw: RunningGateway;
+  beforeAll(async () => {
+    sim = await startSimulator();
+    redis = await startRedis();
+    reader = new Redis(redis.url);
+    gw = await startGateway(
+      [
+        ...baseConfig(sim.url),
+        project('metered'),
+        ...apiKey('metered', KEY, { project: 'metered', scopes: ['ai', 'console'] }),
+        workflowOf('metered', 'metered-chat', { provider: 'oai', model: 'gpt-4o-mini' }),
+        spendCap('metered-daily', { project: 'metered', period: 'daily', limitUsd: '10' }),
+        spendCap('metered-primary', {
+          project: 'metered',
+          workflow: 'metered-chat',
+          period: 'daily',
+          limitUsd: '10',
+        }),
+      ],
+      { state: (m, l) => createRuntimeState({ redis: { url: redis.url }, registry: m.registry, logger: l }) },
+    );
+    await (gw.gateway.state as { whenReady?: () => Promise<void> }).whenReady?.();
+  });
+  afterAll(async () => {
+    await gw?.close();
+    reader?.disconnect();
+    await redis?.stop();
+    await sim?.close();
+  });
+
+  const start = () => periodWindow('daily', new Date()).start;
+  const projectKey = () => SPEND_KEYS.project(PROJECT_ID, 'daily', start());
+  const slotKey = () => SPEND_KEYS.slot(PROJECT_ID, 'metered-chat', 'primary', 'daily', start());
+  const held = async (key: string) => Number((await reader.hget(`${key}:r`, '_sum')) ?? 0);
+  const spent = async (key: string) => Number((await reader.get(key)) ?? 0);
+  const settled = async () => {
+    await gw.gateway.state.flush();
+    for (let i = 0; i < 100 && ((await held(projectKey())) !== 0 || (await held(slotKey())) !== 0); i++)
+      await new Promise((r) => setTimeout(r, 20));
+  };
+
+  it('a refusal by a later stage (session_id on a workflow without sessions) holds nothing', async () => {
+    const r = await post(
+      gw.url,
+      { workflow: 'metered-chat', session_id: 'nope', messages: userMsg() },
+      { key: KEY },
+    );
+    expect(r.status).toBe(400);
+    await settled();
+    expect(await held(projectKey())).toBe(0);
+    expect(await held(slotKey())).toBe(0);
+    expect(await spent(projectKey())).toBe(0);
+  });
+
+  it('an async request: the acceptance holds nothing, the job settles its real cost on both caps', async () => {
+    const r = await post<{ channel_id: string }>(
+      gw.url,
+      { workflow: 'metered-chat', messages: userMsg() },
+      { key: KEY, path: '/v1/ai/async' },
+    );
+    expect(r.status).toBe(202);
+    const done = (await waitState(gw.url, r.json.channel_id, 'completed', KEY)) as {
+      result: { meta: { usage: { prompt_tokens: number; completion_tokens: number } } };
+    };
+    const cost = simCostMicros(done.result.meta.usage);
+    await settled();
+    expect(await held(projectKey())).toBe(0);
+    expect(await held(slotKey())).toBe(0);
+    expect(await spent(projectKey())).toBe(cost);
+    expect(await spent(slotKey())).toBe(cost);
+  });
+});
