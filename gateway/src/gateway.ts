@@ -70,9 +70,11 @@ export function createGateway(store: SnapshotStore, opts: GatewayOptions = {}): 
   );
   const ops = buildOpsApp(store, metrics, () => closing);
   if (store.current) metrics.setSnapshot(store.current.version);
+  // The tokenizer loads in the background when a snapshot needs token counts; a starting gateway
+  // waits for it before it takes traffic, so its first estimates are exact.
+  let tokenizer: Promise<void> | undefined;
   const installed = (rt: Runtime) => {
-    // Loading the tokenizer takes about a second of CPU: pay it now, not on the first request that needs it.
-    if (needsTokenCounts(rt)) warmTokenizer();
+    if (needsTokenCounts(rt)) tokenizer ??= warmTokenizer();
   };
   if (store.current) installed(store.current);
   store.onChange((rt) => {
@@ -93,6 +95,7 @@ export function createGateway(store: SnapshotStore, opts: GatewayOptions = {}): 
     logger,
     state,
     async listen(host, port, metricsPort) {
+      await tokenizer;
       const url = await app.listen({ host, port });
       const metricsUrl = await ops.listen({ host, port: metricsPort });
       return { url, metricsUrl };

@@ -15,7 +15,7 @@ let gw: RunningGateway;
 
 beforeAll(async () => {
   // What a gateway with session workflows does at start-up (about 1 s of CPU), not mid-test.
-  warmTokenizer();
+  await warmTokenizer();
   gw = await startGateway([
     project(),
     ...apiKey('main', API_KEY),

@@ -19,7 +19,7 @@ let gw: RunningGateway;
 
 beforeAll(async () => {
   // What a gateway with session workflows does at start-up (about 1 s of CPU), not mid-test.
-  warmTokenizer();
+  await warmTokenizer();
   const manifests: object[] = [];
   for (const f of (await readdir(EXAMPLES)).filter((n) => n.endsWith('.yaml')).sort())
     for (const doc of parseAllDocuments(await readFile(join(EXAMPLES, f), 'utf8'))) {

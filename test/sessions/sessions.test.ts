@@ -88,7 +88,7 @@ for (const backend of ['memory', 'redis'] as const) {
 
     beforeAll(async () => {
       // What a gateway with session workflows does at start-up (about 1 s of CPU), not mid-test.
-      warmTokenizer();
+      await warmTokenizer();
       sim = await startSimulator();
       if (backend === 'redis') redis = await startRedis();
       const url = redis?.url;
