@@ -154,6 +154,9 @@ spec:
   models:
     - name: gpt-4o-mini
       requestTypes: [chat, completion]
+      pricing:
+        inputUsdPerMTok: "0.15"
+        outputUsdPerMTok: "0.60"
 `,
     `apiVersion: switchyard.dev/v1alpha1
 kind: Workflow
@@ -168,6 +171,21 @@ spec:
   provider: sim-d${sim.delayMs}
   model: gpt-4o-mini
   testMode: false
+`,
+    `apiVersion: switchyard.dev/v1alpha1
+kind: SpendCap
+metadata:
+  name: ${workflowName(sim)}-primary-daily
+  namespace: bench
+spec:
+  projectRef:
+    name: bench
+  scope: workflow
+  workflowRef:
+    name: ${workflowName(sim)}
+  slot: primary
+  period: daily
+  limitUsd: "1000000"
 `,
   ]);
   writeFileSync(join(dir, '50-generated.yaml'), docs.join('---\n'));
