@@ -106,6 +106,15 @@ describe('pipeline workflows (eventName): callback and timeout', () => {
     expect(second.status).toBe(409);
     expect(second.body.error).toBe('callback_conflict');
     expect(receiver.of('ai.response').filter((d) => d.json.channel_id === ack.channel_id)).toHaveLength(0);
+
+    // Each callback is a request-log entry of type `callback` on the channel: accepted and refused.
+    await gw.gateway.state.flush();
+    const logs = await gw.gateway.state.queryLogs('team.app', {
+      channel_id: ack.channel_id,
+      type: 'callback',
+      limit: 10,
+    });
+    expect(logs.entries.map((e) => e.http_status).sort()).toEqual([200, 400, 409]);
   });
 
   it('times out after 5 minutes of injected time: callback_timeout delivered, a late callback is 410', async () => {

@@ -70,6 +70,7 @@ export function asyncRoutes(app: FastifyInstance, feature: AsyncFeature): void {
   app.post('/callback/:channel_id', { config: { surface: 'native', scope: 'ai' } }, async (req) => {
     const channelId = channelParam(req);
     req.record.channelId = channelId;
+    req.record.logType = 'callback';
     const body = parseBody(callbackBody, req.body);
     return service.callback(authOf(req).project.config.id, channelId, body);
   });

@@ -1,4 +1,5 @@
 import type { Attempt } from '../routing/attempts.ts';
+import type { RequestLogType } from '../state/types.ts';
 
 export type RequestOutcome =
   | 'success'
@@ -16,6 +17,8 @@ export type RequestOutcome =
  * request-log entry and the usage increment.
  */
 export interface RequestRecord {
+  /** The request-log entry type; `request` unless the route says otherwise (e.g. `callback`). */
+  logType?: RequestLogType;
   surface: 'native' | 'compat' | 'async' | 'other';
   project?: string;
   keyId?: string;

@@ -28,7 +28,7 @@ export function requestLogEntry(f: FinishedRequest, now: number): RequestLogEntr
     : null;
   return {
     request_log_id: f.id,
-    type: 'request',
+    type: r.logType ?? 'request',
     time: new Date(now).toISOString(),
     project_id: r.project ?? '',
     api_key_id: r.keyId ?? null,
