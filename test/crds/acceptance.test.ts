@@ -657,7 +657,9 @@ describe('CRDs on a real API server', () => {
       expect(columns(keys[0] ?? '')).toEqual(
         expect.arrayContaining(['PROJECT', 'PREFIX', 'SCOPES', 'REVOKED']),
       );
-      expect(keys[1]).toMatch(/^storefront-backend\s+storefront\s+/);
+      expect(keys.find((l) => l.startsWith('storefront-backend '))).toMatch(
+        /^storefront-backend\s+storefront\s+/,
+      );
       expect(await ok(['get', 'projects', '-n', 'acme'])).toMatch(/^NAME\s/);
     });
 

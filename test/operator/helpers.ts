@@ -206,9 +206,15 @@ export async function metricValue(
  * How many objects of each kind examples/ declares for the project `acme.storefront`, so the e2e
  * tests wait for exactly what the folder holds as examples are added.
  */
-export function exampleCounts(): { workflows: number; apiKeys: number; spendCaps: number } {
+export function exampleCounts(): {
+  workflows: number;
+  apiKeys: number;
+  spendCaps: number;
+  /** ApiKeys of every project in the folder (the snapshot's key table is global). */
+  allApiKeys: number;
+} {
   const dir = fileURLToPath(new URL('../../examples/', import.meta.url));
-  const counts = { workflows: 0, apiKeys: 0, spendCaps: 0 };
+  const counts = { workflows: 0, apiKeys: 0, spendCaps: 0, allApiKeys: 0 };
   const field = { Workflow: 'workflows', ApiKey: 'apiKeys', SpendCap: 'spendCaps' } as const;
   for (const file of readdirSync(dir).filter((f) => f.endsWith('.yaml')))
     for (const doc of parseAllDocuments(readFileSync(`${dir}${file}`, 'utf8'))) {
@@ -217,6 +223,7 @@ export function exampleCounts(): { workflows: number; apiKeys: number; spendCaps
         metadata?: { namespace?: string };
         spec?: { projectRef?: { name?: string } };
       } | null;
+      if (o?.kind === 'ApiKey') counts.allApiKeys++;
       const key = o?.kind ? field[o.kind as keyof typeof field] : undefined;
       if (key && o?.metadata?.namespace === 'acme' && o.spec?.projectRef?.name === 'storefront')
         counts[key]++;

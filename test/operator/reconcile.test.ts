@@ -49,11 +49,11 @@ describe('examples', () => {
       const complete =
         s &&
         Object.keys(s.projects['acme.storefront']?.workflows ?? {}).length === EXAMPLES.workflows &&
-        Object.keys(s.apiKeys).length === EXAMPLES.apiKeys &&
+        Object.keys(s.apiKeys).length === EXAMPLES.allApiKeys &&
         s.projects['acme.storefront']?.spendCaps.length === EXAMPLES.spendCaps;
       return complete ? s : undefined;
     });
-    expect(Object.keys(snap.apiKeys)).toHaveLength(EXAMPLES.apiKeys);
+    expect(Object.keys(snap.apiKeys)).toHaveLength(EXAMPLES.allApiKeys);
     expect(JSON.stringify(snap)).not.toContain('sk-example-replace-me'); // credentials are sealed
     expect(JSON.stringify(snap)).not.toContain(EXAMPLE_KEY); // keys are hashed
     for (const kind of KINDS) {
