@@ -7,7 +7,8 @@ import type { Attempt } from '../routing/attempts.ts';
 import { execute } from '../routing/execute.ts';
 import type { SlotGuard } from '../routing/plan.ts';
 import type { RuntimeSlot, RuntimeWorkflow } from '../snapshot/runtime.ts';
-import type { RequestLogEntry, RuntimeState } from '../state/types.ts';
+import { eventEntry } from '../state/event-entry.ts';
+import type { RuntimeState } from '../state/types.ts';
 import { countMessageTokens, countTextTokens } from '../tokens/count.ts';
 import { messageText, planFold, SUMMARY_PREFIX, sessionTokens } from './compose.ts';
 import type { SessionMetrics } from './metrics.ts';
@@ -179,17 +180,13 @@ export async function summarize(deps: SummarizeDeps, job: SummarizeJob): Promise
     });
   const cost = wf.config.testMode ? 0 : s.slot ? costMicros({ usage: s.usage }, s.slot.pricing) : 0;
   const now = deps.now();
-  const entry: RequestLogEntry = {
+  const entry = eventEntry({
     request_log_id: randomUUID(),
     type: 'session_summary',
     time: new Date(now).toISOString(),
     project_id: projectId,
     api_key_id: job.keyId,
-    surface: 'internal',
-    method: null,
-    path: null,
     workflow: wf.config.name,
-    channel_id: null,
     session_id: job.ref.sessionId,
     status: s.ok ? 'success' : 'error',
     outcome: s.ok ? 'success' : 'upstream_error',
@@ -200,11 +197,7 @@ export async function summarize(deps: SummarizeDeps, job: SummarizeJob): Promise
     attempts: s.attempts,
     usage: s.usage ?? null,
     cost_usd: cost === null ? null : microsToUsd(cost),
-    cache: null,
-    stream: false,
     duration_ms: Math.round((performance.now() - started) * 1000) / 1000,
-    ttft_ms: null,
-    customer_data: {},
     test_mode: wf.config.testMode,
     details: {
       applied: outcome === 'success',
@@ -215,7 +208,7 @@ export async function summarize(deps: SummarizeDeps, job: SummarizeJob): Promise
       ...(s.message ? { error: s.message } : {}),
       triggered_by: job.triggeredBy,
     },
-  };
+  });
   deps.state.settle({
     projectId,
     log: entry,

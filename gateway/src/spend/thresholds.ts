@@ -1,6 +1,7 @@
 import { Gauge, type Registry } from 'prom-client';
 import { microsToUsd, spendState } from '#contract';
 import { webhooksFor } from '../async/feature.ts';
+import { eventEntry } from '../state/event-entry.ts';
 import type { RequestLogEntry, RuntimeState } from '../state/types.ts';
 import type { CapRule } from './rules.ts';
 import type { CapRef, Crossing } from './store.ts';
@@ -77,34 +78,15 @@ export class CapReporter {
     x: Crossing,
   ): RequestLogEntry {
     const c = rule.config;
-    return {
+    return eventEntry({
       // Deterministic: one id per cap, period and threshold.
       request_log_id: `budget-threshold:${c.id}:${ref.key.slice(ref.key.lastIndexOf(':') + 1)}:${x.level}`,
       type: 'budget_threshold',
       time: new Date(this.#now()).toISOString(),
       project_id: projectId,
-      api_key_id: null,
-      surface: 'internal',
-      method: null,
-      path: null,
       workflow: c.workflow ?? null,
-      channel_id: null,
-      session_id: null,
       status: 'success',
       outcome: spendState(x.spentMicros, rule.limitMicros),
-      http_status: 0,
-      error_code: null,
-      used_provider: null,
-      used_model: null,
-      attempts: [],
-      usage: null,
-      cost_usd: null,
-      cache: null,
-      stream: false,
-      duration_ms: 0,
-      ttft_ms: null,
-      customer_data: {},
-      test_mode: false,
       details: {
         event: 'budget.threshold',
         cap_id: c.id,
@@ -118,6 +100,6 @@ export class CapReporter {
         reset_at: ref.resetAt.toISOString(),
         request_log_id: requestId,
       },
-    };
+    });
   }
 }

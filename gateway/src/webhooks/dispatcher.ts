@@ -5,7 +5,8 @@ import type { DeliveryJob, JobRunner } from '../async/runner.ts';
 import { BlockedDestinationError, outboundFetch } from '../outbound/fetch.ts';
 import type { RuntimeProject } from '../snapshot/runtime.ts';
 import type { SnapshotStore } from '../snapshot/store.ts';
-import type { RequestLogEntry, RuntimeState } from '../state/types.ts';
+import { eventEntry } from '../state/event-entry.ts';
+import type { RuntimeState } from '../state/types.ts';
 import { nextAttemptDelay, parseRetryAfter } from './schedule.ts';
 import { signatureHeaders } from './sign.ts';
 import type { DeadLetter, WebhookStore } from './store.ts';
@@ -215,33 +216,18 @@ export class WebhookDispatcher {
       const parsed = JSON.parse(job.body) as { channel_id?: unknown };
       if (typeof parsed.channel_id === 'string') channel = parsed.channel_id;
     } catch {}
-    const entry: RequestLogEntry = {
+    const entry = eventEntry({
       request_log_id: randomUUID(),
       type: 'webhook_attempt',
       time: new Date(this.#d.now()).toISOString(),
       project_id: project.config.id,
-      api_key_id: null,
-      surface: 'internal',
       method: 'POST',
-      path: null,
-      workflow: null,
       channel_id: channel,
-      session_id: null,
       status: ok ? 'success' : 'error',
       outcome: ok ? 'success' : outcome,
       http_status: status,
       error_code: ok ? null : (error ?? `http_${status}`),
-      used_provider: null,
-      used_model: null,
-      attempts: [],
-      usage: null,
-      cost_usd: null,
-      cache: null,
-      stream: false,
       duration_ms: Math.round(durationMs * 1000) / 1000,
-      ttft_ms: null,
-      customer_data: {},
-      test_mode: false,
       details: {
         webhook_id: job.id,
         event: job.event,
@@ -251,7 +237,7 @@ export class WebhookDispatcher {
         result: outcome,
         next_attempt_at: nextAt === undefined ? null : new Date(nextAt).toISOString(),
       },
-    };
+    });
     this.#d.state.settle({
       projectId: project.config.id,
       log: entry,
