@@ -5,3 +5,4 @@ export * from './seal.ts';
 export * from './snapshot.ts';
 export * from './spend.ts';
 export * from './vocabulary.ts';
+export * from './webhook-keys.ts';

@@ -3,7 +3,7 @@
  * changes, status reasons, key revocation and rotation, 410 relists, spend status, no status loops.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { periodWindow, REDIS_KEYS, SPEND_KEYS } from '#contract';
+import { periodWindow, REDIS_KEYS, SPEND_KEYS, WEBHOOK_STATE_KEYS } from '#contract';
 import type { RunningOperator } from '#operator/operator';
 import {
   ask,
@@ -330,6 +330,58 @@ describe('spend caps', () => {
       15_000,
       250,
     );
+  });
+});
+
+describe('webhook health', () => {
+  it('Project status reports endpoints disabled by 410 and dead letters that gateways recorded', async () => {
+    await env.apply(`apiVersion: v1
+kind: Secret
+metadata: {name: hooks-secret, namespace: acme}
+stringData: {secret: whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw}
+---
+apiVersion: switchyard.dev/v1alpha1
+kind: Project
+metadata: {name: hooks, namespace: acme}
+spec:
+  webhooks:
+    - url: https://hooks.example.com/switchyard
+      secretRef: {name: hooks-secret, key: secret}
+      events: [ai.response]
+`);
+    const healthy = await waitFor(
+      'WebhooksDelivering=True',
+      async () => {
+        const o = await env.get<WithStatus>('project', 'acme', 'hooks');
+        return o.status?.conditions?.find((c) => c.type === 'WebhooksDelivering') ? o : undefined;
+      },
+      15_000,
+      250,
+    );
+    expect(healthy.status).toMatchObject({ webhooks: { disabledEndpoints: [], deadLetters: 0 } });
+    // What a gateway writes after a receiver answered 410 and after deliveries ran out of retries.
+    await env.redisClient.hset(
+      WEBHOOK_STATE_KEYS.disabled('acme.hooks'),
+      'https://hooks.example.com/switchyard',
+      '1',
+    );
+    await env.redisClient.zadd(WEBHOOK_STATE_KEYS.deadIndex('acme.hooks'), 1, 'd1', 2, 'd2');
+    const sick = await waitFor(
+      'WebhooksDelivering=False',
+      async () => {
+        const o = await env.get<WithStatus>('project', 'acme', 'hooks');
+        const c = o.status?.conditions?.find((x) => x.type === 'WebhooksDelivering');
+        return c?.status === 'False' ? { o, c } : undefined;
+      },
+      15_000,
+      250,
+    );
+    expect(sick.o.status).toMatchObject({
+      webhooks: { disabledEndpoints: ['https://hooks.example.com/switchyard'], deadLetters: 2 },
+    });
+    expect(sick.c).toMatchObject({ reason: 'EndpointDisabled' });
+    expect(sick.c.message).toContain('2 dead letters');
+    expect(ready(sick.o)?.status).toBe('True');
   });
 });
 

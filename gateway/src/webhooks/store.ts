@@ -1,3 +1,4 @@
+import { WEBHOOK_STATE_KEYS } from '#contract';
 import type { StateClient } from '../state/connect.ts';
 
 /** A delivery that used up its retries (or hit a disabled endpoint), kept for inspection and replay. */
@@ -74,12 +75,7 @@ export class MemoryWebhookStore implements WebhookStore {
   }
 }
 
-const tag = (projectId: string) => `switchyard:{p:${projectId}}:webhooks`;
-const KEYS = {
-  deadIndex: (p: string) => `${tag(p)}:dead`,
-  deadItems: (p: string) => `${tag(p)}:dead:items`,
-  disabled: (p: string) => `${tag(p)}:disabled`,
-};
+const KEYS = WEBHOOK_STATE_KEYS;
 
 const TAKE = `
 local v = redis.call('HGET', KEYS[2], ARGV[1])

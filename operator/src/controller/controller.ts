@@ -19,8 +19,8 @@ import {
   switchyardObject,
 } from '../resources/index.ts';
 import { decodeSecret, type Secret, type SecretData } from '../resources/secret.ts';
-import type { CapSpend } from '../spend/spend.ts';
-import { readCapSpend } from '../spend/spend.ts';
+import type { CapSpend, WebhookHealth } from '../spend/spend.ts';
+import { readCapSpend, readWebhookHealth } from '../spend/spend.ts';
 import { findCondition, readyTransition, sameStatus, statusMergePatch } from '../status/conditions.ts';
 import { type AnyStatusFields, currentStatus, desiredStatus, type StatusFields } from '../status/desired.ts';
 import { WorkQueue } from './queue.ts';
@@ -83,6 +83,7 @@ export class Controller {
   #spendTimer: NodeJS.Timeout | undefined;
   #last: { snapshot: Snapshot; judged: Judged[] } | undefined;
   #spend = new Map<string, CapSpend>();
+  #webhooks = new Map<string, WebhookHealth>();
   #leading = false;
   /** Snapshot reconciles run (tests and the loop check read it). */
   snapshotReconciles = 0;
@@ -235,10 +236,14 @@ export class Controller {
   async refreshSpend(): Promise<void> {
     if (!this.#last) return;
     const now = this.#now();
-    this.#spend = await readCapSpend(this.#d.redis, this.#last.snapshot, now);
+    [this.#spend, this.#webhooks] = await Promise.all([
+      readCapSpend(this.#d.redis, this.#last.snapshot, now),
+      readWebhookHealth(this.#d.redis, this.#last.snapshot),
+    ]);
     this.#d.metrics.reconciles.inc({ kind: 'SpendCapSpend', result: 'ok' });
+    // Status writes are skipped when nothing changed, so refreshing every few seconds stays quiet.
     await this.#writeStatuses(
-      this.#last.judged.filter((j) => j.kind === 'SpendCap'),
+      this.#last.judged.filter((j) => j.kind === 'SpendCap' || j.kind === 'Project'),
       now,
     );
   }
@@ -296,6 +301,10 @@ export class Controller {
           rotationGeneration: !ref && gen !== undefined ? Number(gen) : undefined,
           previousKeyValidUntil: previousValidUntil(secret, now),
         } satisfies StatusFields<'ApiKey'>;
+      }
+      case 'Project': {
+        const w = this.#webhooks.get(`${o.metadata.namespace}.${o.metadata.name}`);
+        return w ? ({ webhooks: w } satisfies Partial<StatusFields<'Project'>>) : {};
       }
       case 'SpendCap': {
         if (!j.verdict.ok) return {};

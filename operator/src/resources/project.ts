@@ -110,6 +110,20 @@ export const projectStatus = z
       .min(0)
       .optional()
       .meta({ description: 'Number of usable API keys of the project.' }),
+    webhooks: z
+      .object({
+        disabledEndpoints: z
+          .array(z.string().meta({ description: 'A webhook URL.' }))
+          .max(64)
+          .meta({ description: 'Webhook URLs disabled because the receiver answered 410 Gone.' }),
+        deadLetters: z
+          .number()
+          .int()
+          .min(0)
+          .meta({ description: 'Deliveries that used up their retries, kept for replay.' }),
+      })
+      .optional()
+      .meta({ description: 'Webhook delivery health, as the gateways recorded it.' }),
     observedGeneration: observedGeneration.optional(),
     conditions: conditions.optional(),
   })

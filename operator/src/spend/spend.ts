@@ -7,6 +7,7 @@ import {
   type SpendState,
   spendState,
   usdToMicros,
+  WEBHOOK_STATE_KEYS,
 } from '#contract';
 
 export interface CapSpend {
@@ -46,4 +47,38 @@ export async function readCapSpend(
     out.set(e.id, { spentUsd: microsToUsd(micros), state: spendState(micros, e.limit), resetAt: e.resetAt });
   });
   return out;
+}
+
+export interface WebhookHealth {
+  disabledEndpoints: string[];
+  deadLetters: number;
+}
+
+/**
+ * Reads what gateways recorded about each project's webhook deliveries: endpoints a receiver
+ * disabled with 410 and dead letters waiting for replay. Keyed by project id; only projects with
+ * webhooks configured are read.
+ */
+export async function readWebhookHealth(
+  redis: Redis | Cluster,
+  snapshot: Snapshot,
+): Promise<Map<string, WebhookHealth>> {
+  const ids = Object.values(snapshot.projects)
+    .filter((p) => p.webhooks.length > 0)
+    .map((p) => p.id);
+  // Each project's keys share its hash slot; projects may live on different cluster nodes.
+  const read = await Promise.all(
+    ids.map((id) =>
+      Promise.all([
+        redis.hkeys(WEBHOOK_STATE_KEYS.disabled(id)),
+        redis.zcard(WEBHOOK_STATE_KEYS.deadIndex(id)),
+      ]),
+    ),
+  );
+  return new Map(
+    ids.map((id, i) => {
+      const [disabled, dead] = read[i]!;
+      return [id, { disabledEndpoints: disabled.sort().slice(0, 64), deadLetters: dead }];
+    }),
+  );
 }

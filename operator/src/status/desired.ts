@@ -63,7 +63,7 @@ const defined = (o: object): Record<string, unknown> =>
  */
 export function desiredStatus<K extends SwitchyardKind>(input: DesiredStatusInput<K>): KindStatus<K> {
   const { verdict } = input;
-  const conditions = setCondition(
+  let conditions = setCondition(
     input.current?.conditions,
     {
       type: 'Ready',
@@ -74,6 +74,10 @@ export function desiredStatus<K extends SwitchyardKind>(input: DesiredStatusInpu
     },
     input.now,
   );
+  const webhooks =
+    input.kind === 'Project' ? (input.extra as Partial<StatusFields<'Project'>>).webhooks : undefined;
+  if (webhooks)
+    conditions = setCondition(conditions, webhooksCondition(webhooks, input.generation), input.now);
   const schema: z.ZodType<KindStatus<K>> = STATUS_SCHEMAS[input.kind];
   return schema.parse({
     ...defined(input.extra),
@@ -81,6 +85,23 @@ export function desiredStatus<K extends SwitchyardKind>(input: DesiredStatusInpu
     ...(input.generation !== undefined ? { observedGeneration: input.generation } : {}),
     conditions,
   });
+}
+
+/** `WebhooksDelivering`: False while a receiver has disabled an endpoint (410); dead letters in the message. */
+function webhooksCondition(
+  w: NonNullable<StatusFields<'Project'>['webhooks']>,
+  generation: number | undefined,
+) {
+  const dead = `${w.deadLetters} dead letter${w.deadLetters === 1 ? '' : 's'} waiting for replay`;
+  return {
+    type: 'WebhooksDelivering',
+    status: w.disabledEndpoints.length ? ('False' as const) : ('True' as const),
+    reason: w.disabledEndpoints.length ? 'EndpointDisabled' : w.deadLetters ? 'DeadLetters' : 'Delivering',
+    message: w.disabledEndpoints.length
+      ? `Disabled after 410 Gone: ${w.disabledEndpoints.join(', ')}; ${dead}.`.slice(0, READY_MESSAGE_MAX)
+      : `Every endpoint is enabled; ${dead}.`,
+    ...(generation !== undefined ? { observedGeneration: generation } : {}),
+  };
 }
 
 /** The current status of an object as its kind's schema reads it; unreadable status counts as none. */
