@@ -30,7 +30,6 @@ it('loses at most the in-flight requests of a SIGKILLed gateway', async () => {
   const received: Received[] = [];
   const inFlight = [0, 0, 0];
   let stopped = false;
-  let killedAt: number | undefined;
 
   const lane = async (g: FleetGateway): Promise<void> => {
     while (!stopped) {
@@ -57,7 +56,7 @@ it('loses at most the in-flight requests of a SIGKILLed gateway', async () => {
   const victim = fleet.gateways[1]!;
   await until(() => received.length >= 300, 20_000);
   // Requests sent to the victim and not yet answered: what a crash may legitimately lose.
-  killedAt = inFlight[1]!;
+  const killedAt = inFlight[1]!;
   await victim.kill('SIGKILL');
   const atKill = received.length;
   await until(() => received.length >= atKill + 300, 20_000);
