@@ -1,7 +1,6 @@
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningRedis, startRedis } from '#devkit/redis';
-import { createRuntimeState } from '#gateway/state/index';
 import { warmTokenizer } from '#gateway/tokens/count';
 import { type ErrBody, type Wrapped as NativeWrapped, parseSse, post } from '../gateway/native/helpers.ts';
 import { type RunningGateway, startGateway } from '../harness/gateway.ts';
@@ -102,14 +101,8 @@ for (const backend of ['memory', 'redis'] as const) {
       const url = redis?.url;
       gw = await startGateway(config(sim.url), {
         now: () => clock++,
-        ...(url
-          ? {
-              state: (metrics, logger) =>
-                createRuntimeState({ redis: { url }, registry: metrics.registry, logger }),
-            }
-          : {}),
+        redisUrl: url,
       });
-      await (gw.gateway.state as { whenReady?: () => Promise<void> }).whenReady?.();
     });
     afterAll(async () => {
       await gw?.close();

@@ -6,6 +6,7 @@ import pino from 'pino';
 import { stringify } from 'yaml';
 import { createGateway, type Gateway, type GatewayOptions } from '#gateway/gateway';
 import { SnapshotStore } from '#gateway/snapshot/store';
+import { createRuntimeState } from '#gateway/state/index';
 import { type CompiledFolder, loadInto } from '../../embedded/config-source.ts';
 
 export interface RunningGateway {
@@ -23,9 +24,14 @@ export interface RunningGateway {
  * Starts a real gateway (both ports, real sockets) on free ports from Kubernetes manifests, through
  * the same loader and compiler embedded mode uses.
  */
+export interface StartOptions extends Pick<GatewayOptions, 'state' | 'now' | 'stages'> {
+  /** Keep runtime state on this Redis (and wait until it is connected); in memory when unset. */
+  redisUrl?: string | undefined;
+}
+
 export async function startGateway(
   manifests: readonly object[],
-  opts: Pick<GatewayOptions, 'state' | 'now' | 'stages'> = {},
+  { redisUrl, ...opts }: StartOptions = {},
 ): Promise<RunningGateway> {
   const dir = await mkdtemp(join(tmpdir(), 'switchyard-gw-'));
   const sealKey = randomBytes(32);
@@ -36,7 +42,17 @@ export async function startGateway(
     return loadInto(dir, store, sealKey, logger);
   };
   const compiled = await write(manifests);
-  const gateway = createGateway(store, { logger, ...opts });
+  const gateway = createGateway(store, {
+    logger,
+    ...(redisUrl
+      ? {
+          state: (metrics, log) =>
+            createRuntimeState({ redis: { url: redisUrl }, registry: metrics.registry, logger: log }),
+        }
+      : {}),
+    ...opts,
+  });
+  await (gateway.state as { whenReady?: () => Promise<void> }).whenReady?.();
   const { url, metricsUrl } = await gateway.listen('127.0.0.1', 0, 0);
   return {
     url,

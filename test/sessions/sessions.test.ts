@@ -3,7 +3,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningRedis, startRedis } from '#devkit/redis';
 import { SUMMARY_PREFIX } from '#gateway/sessions/compose';
 import { sessionWorkDone } from '#gateway/sessions/index';
-import { createRuntimeState } from '#gateway/state/index';
 import { warmTokenizer } from '#gateway/tokens/count';
 import { type ErrBody, parseSse, post, type Wrapped } from '../gateway/native/helpers.ts';
 import { type RunningGateway, startGateway } from '../harness/gateway.ts';
@@ -95,14 +94,8 @@ for (const backend of ['memory', 'redis'] as const) {
       gw = await startGateway(config(sim.url), {
         // Every read of the clock moves it by 1 ms: request-log entries never share a timestamp.
         now: () => clock++,
-        ...(url
-          ? {
-              state: (metrics, logger) =>
-                createRuntimeState({ redis: { url }, registry: metrics.registry, logger }),
-            }
-          : {}),
+        redisUrl: url,
       });
-      await (gw.gateway.state as { whenReady?: () => Promise<void> }).whenReady?.();
     });
     afterAll(async () => {
       await gw?.close();

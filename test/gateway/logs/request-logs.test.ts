@@ -1,7 +1,6 @@
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningRedis, startRedis } from '#devkit/redis';
-import { createRuntimeState } from '#gateway/state/index';
 import { type RunningGateway, startGateway } from '../../harness/gateway.ts';
 import { API_KEY, apiKey, baseConfig, OTHER_KEY, provider, workflow } from '../../harness/manifests.ts';
 import { type Simulator, startSimulator } from '../../simulator/index.ts';
@@ -100,12 +99,7 @@ for (const backend of ['memory', 'redis'] as const) {
       const url = redis?.url;
       gw = await startGateway(config(sim.url), {
         now: () => clock++,
-        ...(url
-          ? {
-              state: (metrics, logger) =>
-                createRuntimeState({ redis: { url }, registry: metrics.registry, logger }),
-            }
-          : {}),
+        redisUrl: url,
       });
 
       // 1. native sync, wrapped, with a cache field
