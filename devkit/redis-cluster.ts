@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { Redis } from 'ioredis';
+import { stopChild } from './child.ts';
 import { checkRedisBinary, ping } from './redis.ts';
 
 /**
@@ -77,16 +78,7 @@ async function attempt(): Promise<RunningRedisCluster> {
   process.once('exit', killAll);
   const stop = async () => {
     process.off('exit', killAll);
-    await Promise.all(
-      children.map(async (c) => {
-        if (c.exitCode !== null || c.signalCode !== null) return;
-        const exited = new Promise<void>((r) => c.once('exit', () => r()));
-        c.kill('SIGTERM');
-        const timer = setTimeout(() => c.kill('SIGKILL'), 5000);
-        await exited;
-        clearTimeout(timer);
-      }),
-    );
+    await Promise.all(children.map((c) => stopChild(c, 5000)));
     rmSync(dir, { recursive: true, force: true });
   };
   try {

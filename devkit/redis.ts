@@ -3,6 +3,7 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { createConnection } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { stopChild } from './child.ts';
 import { freePort } from './ports.ts';
 
 /**
@@ -76,17 +77,11 @@ async function launch(port: number, dataDir: string | undefined): Promise<Proces
   let log = '';
   child.stdout?.on('data', (d) => (log = (log + d).slice(-4000)));
   child.stderr?.on('data', (d) => (log = (log + d).slice(-4000)));
-  const exited = new Promise<void>((r) => child.once('exit', () => r()));
   const killOnExit = () => child.kill('SIGKILL');
   process.once('exit', killOnExit);
   const stop = async () => {
     process.off('exit', killOnExit);
-    if (child.exitCode === null && child.signalCode === null) {
-      child.kill('SIGTERM');
-      const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
-      await exited;
-      clearTimeout(timer);
-    }
+    await stopChild(child, 5000);
   };
   for (let i = 0; i < 100; i++) {
     if (child.exitCode !== null || child.signalCode !== null) {

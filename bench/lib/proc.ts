@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { request } from 'undici';
+import { stopChild } from '#devkit/child';
 import { freePort } from '#devkit/ports';
 
 /** Child processes of a bench run: spawn, log tail, wait for a first 200, stop. */
@@ -37,7 +38,6 @@ export function startProc(
   };
   child.stdout?.on('data', keep);
   child.stderr?.on('data', keep);
-  const exited = new Promise<void>((r) => child.once('exit', () => r()));
   if (child.pid === undefined) throw new Error(`${name}: could not spawn ${command}`);
   const proc: Proc = {
     name,
@@ -47,11 +47,7 @@ export function startProc(
     log: () => tail,
     async stop() {
       running.delete(proc);
-      if (child.exitCode !== null || child.signalCode !== null) return;
-      child.kill('SIGTERM');
-      const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
-      await exited;
-      clearTimeout(timer);
+      await stopChild(child, 10_000);
     },
   };
   running.add(proc);

@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { stopChild } from '#devkit/child';
 import { freePort } from '#devkit/ports';
 
 export const root = resolve(fileURLToPath(import.meta.url), '../../..');
@@ -89,7 +90,6 @@ export async function startProcess(
   let out = '';
   child.stdout?.setEncoding('utf8').on('data', (d: string) => (out = (out + d).slice(-20_000)));
   child.stderr?.setEncoding('utf8').on('data', (d: string) => (out = (out + d).slice(-20_000)));
-  const exited = new Promise<void>((r) => child.once('exit', () => r()));
   const metricsUrl = `http://127.0.0.1:${metricsPort}`;
   const deadline = Date.now() + 30_000;
   for (;;) {
@@ -107,11 +107,6 @@ export async function startProcess(
     metricsUrl,
     child,
     output: () => out,
-    async stop() {
-      if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
-      const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
-      await exited;
-      clearTimeout(timer);
-    },
+    stop: () => stopChild(child, 10_000),
   };
 }

@@ -3,6 +3,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { stopChild } from '#devkit/child';
 
 /**
  * A Kubernetes API server for the tests: the control plane built from test/cluster (etcd +
@@ -159,17 +160,11 @@ export async function startCluster(opts: StartClusterOptions = {}): Promise<Clus
   if (opts.controllerManager === false) args.push('--no-controller-manager');
   // stdin stays open; if this process dies the pipe closes and the control plane shuts down.
   const child = spawn(bin, args, { stdio: ['pipe', 'pipe', 'pipe'] });
-  const exited = new Promise<void>((r) => child.once('exit', () => r()));
   const killOnExit = () => child.kill('SIGKILL');
   process.once('exit', killOnExit);
   const stop = async () => {
     process.off('exit', killOnExit);
-    if (child.exitCode === null && child.signalCode === null) {
-      child.kill('SIGTERM');
-      const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
-      await exited;
-      clearTimeout(timer);
-    }
+    await stopChild(child, 30_000);
     await rm(dir, { recursive: true, force: true });
   };
   try {
