@@ -40,14 +40,13 @@ const CHAT_TYPES: readonly RequestType[] = STREAMABLE_REQUEST_TYPES;
  * one pipeline, and renders the result in OpenAI's shape for that endpoint.
  */
 export function compatRoutes(app: FastifyInstance, stages: PipelineStages): void {
-  /** Runs a non-streamed request of one of `allowed` types and returns the result to render. */
+  /** Runs a non-streamed request of one of `allowed` types (the handler has passed compatAuth). */
   const answer = async (
     req: FastifyRequest,
     reply: FastifyReply,
     body: NativeBody,
     allowed: readonly RequestType[],
   ): Promise<CanonicalResult> => {
-    compatAuth(req);
     const ex = exchangeOf(req, reply, 'compat');
     const outcome = await runPipeline(stages, ex, { body, mode: 'sync', compat: { allowed } });
     if (outcome.kind === 'streaming') throw new Error('a sync request produced a stream');
