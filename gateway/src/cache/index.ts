@@ -11,7 +11,7 @@ export function withResponseCache(inner: PipelineStages, deps: CacheFeatureDeps)
     cacheLookup: c.cacheLookup,
     completed: (ex, p, done) => {
       c.completed(ex, p, done);
-      inner.completed(ex, p, done);
+      return inner.completed(ex, p, done);
     },
   };
 }

@@ -98,7 +98,8 @@ async function answer(stages: PipelineStages, ex: Exchange, p: Prepared): Promis
   describeResult(ex.record, p, outcome.slot, outcome.result, outcome.attempts);
   const usage = canonicalUsage(outcome.result);
   p.plan.guard?.commit(outcome.slot, usage);
-  stages.completed(ex, p, { ok: true, result: outcome.result, usage, fromCache: false });
+  const durable = stages.completed(ex, p, { ok: true, result: outcome.result, usage, fromCache: false });
+  if (durable) await durable;
   return {
     kind: 'answered',
     prepared: p,

@@ -12,16 +12,27 @@ import type { Prepared } from './prepare.ts';
  * - session: load (or start) session memory and put its turns into the request;
  * - slotGuard: per-slot spend-cap reservations, committed or released by the chain.
  * - completed: once the chain has answered (for a stream: once it ended), what features write
- *   afterwards (cache store, session append, rate-limit token correction). It must neither throw
- *   nor wait: its Redis commands go out on the shared auto-pipelined client together with the
- *   settle stage's request-log write.
+ *   afterwards (cache store, session append, rate-limit token correction). It never throws. Its
+ *   Redis commands go out on the shared auto-pipelined client together with the settle stage's
+ *   request-log write. It returns a promise only for a write the client's answer must wait for:
+ *   a session turn is durable before its answer is sent, so a killed pod never loses an answered turn.
  */
 export interface PipelineStages {
   admit(ex: Exchange, p: Prepared): Promise<void>;
   cacheLookup(ex: Exchange, p: Prepared): Promise<CanonicalResult | undefined>;
   session(ex: Exchange, p: Prepared, sessionId: string | undefined): Promise<void>;
   slotGuard(ex: Exchange, p: Prepared): SlotGuard | undefined;
-  completed(ex: Exchange, p: Prepared, done: Completion): void;
+  completed(ex: Exchange, p: Prepared, done: Completion): Durable;
+}
+
+/** What `completed` returns: nothing, or the write an answer waits for (it never rejects). */
+export type Durable = Promise<void> | undefined;
+
+/** Both stages' `completed` writes, for features that wrap an inner stage. */
+export function bothDurable(a: Durable, b: Durable): Durable {
+  if (!a) return b;
+  if (!b) return a;
+  return Promise.all([a, b]).then(() => undefined);
 }
 
 /** How the chain ended, for the `completed` stage. */
@@ -49,5 +60,5 @@ export const defaultStages: PipelineStages = {
   cacheLookup: noCache,
   session: noSessions,
   slotGuard: () => undefined,
-  completed: () => {},
+  completed: () => undefined,
 };

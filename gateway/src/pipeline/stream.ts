@@ -77,6 +77,12 @@ export async function* followStream(
   describeStreamEnd(ex.record, p, slot, end, usage, text);
   // A stream that failed mid-way still consumed tokens: commit what was reported either way.
   p.plan.guard?.commit(slot, usage);
-  stages.completed(ex, p, end.ok ? { ok: true, streamedText: text, usage } : { ok: false, usage });
+  const durable = stages.completed(
+    ex,
+    p,
+    end.ok ? { ok: true, streamedText: text, usage } : { ok: false, usage },
+  );
+  // The stream's last events go out once what must be durable is (a session turn).
+  if (durable) await durable;
   return end;
 }

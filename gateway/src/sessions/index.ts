@@ -1,4 +1,4 @@
-import type { PipelineStages } from '../pipeline/stages.ts';
+import { bothDurable, type PipelineStages } from '../pipeline/stages.ts';
 import { type SessionFeatureDeps, sessionMemory } from './stage.ts';
 
 export { sessionWorkDone } from './stage.ts';
@@ -12,9 +12,6 @@ export function withSessionMemory(inner: PipelineStages, deps: SessionFeatureDep
   return {
     ...inner,
     session: s.session,
-    completed: (ex, p, done) => {
-      s.completed(ex, p, done);
-      inner.completed(ex, p, done);
-    },
+    completed: (ex, p, done) => bothDurable(s.completed(ex, p, done), inner.completed(ex, p, done)),
   };
 }

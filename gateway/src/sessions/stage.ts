@@ -38,7 +38,7 @@ interface Pending {
 
 const APPEND_RETRIES_MS = [250, 500, 1000, 2000, 3000];
 
-/** Appends and summaries still running per runtime state (they run after the answer was sent). */
+/** Appends and summaries still running per runtime state (summaries run after the answer was sent). */
 const background = new WeakMap<RuntimeState, Set<Promise<void>>>();
 
 /**
@@ -195,58 +195,63 @@ export function sessionMemory(deps: SessionFeatureDeps): Pick<PipelineStages, 's
 
   const completed: PipelineStages['completed'] = (ex, p, done) => {
     const s = pending.get(ex);
-    if (!s) return;
+    if (!s) return undefined;
     pending.delete(ex);
     const answer = answerMessage(done);
     // A failed request leaves the session as it was: the client retries the same message.
-    if (!answer) return;
+    if (!answer) return undefined;
     const at = deps.now();
-    const logCap = ex.auth.project.config.requestLogs.maxEntries;
-    const keyId = ex.record.keyId ?? null;
+    const type = s.workflow.slots[0]!.target.type;
+    const turns: Turn[] = [...s.fresh, answer].map((message) => ({
+      message,
+      tokens: countMessageTokens([message], type),
+      at,
+    }));
+    const total = turns.reduce((n, t) => n + t.tokens, s.tokensBefore);
+    const threshold = s.workflow.config.sessionMemory.summarizeAtTokens;
     const key = `${s.ref.projectId}/${s.ref.sessionId}`;
     let job: SummarizeJob | undefined;
-    // Counting and appending wait for the next turn of the event loop: the answer goes out first.
-    const task: Promise<void> = new Promise<void>((resolve) => setImmediate(resolve))
-      .then(async () => {
-        const type = s.workflow.slots[0]!.target.type;
-        const turns: Turn[] = [...s.fresh, answer].map((message) => ({
-          message,
-          tokens: countMessageTokens([message], type),
-          at,
-        }));
-        const total = turns.reduce((n, t) => n + t.tokens, s.tokensBefore);
-        const threshold = s.workflow.config.sessionMemory.summarizeAtTokens;
-        if (total > threshold && !summarising.has(key) && planFold([...s.turns, ...turns], threshold)) {
-          summarising.add(key);
-          job = {
-            ref: s.ref,
-            workflow: s.workflow,
-            logCap,
-            keyId,
-            guard: deps.guard?.(ex, p),
-            triggeredBy: ex.id,
-          };
-        }
-        const ok = await appendWithRetry(s.ref, turns);
+    if (total > threshold && !summarising.has(key) && planFold([...s.turns, ...turns], threshold)) {
+      summarising.add(key);
+      job = {
+        ref: s.ref,
+        workflow: s.workflow,
+        logCap: ex.auth.project.config.requestLogs.maxEntries,
+        keyId: ex.record.keyId ?? null,
+        guard: deps.guard?.(ex, p),
+        triggeredBy: ex.id,
+      };
+    }
+    // The answer waits for its turns to be stored: an answer the client received is never missing
+    // from the session, even if this pod is killed right after sending it.
+    const appended = appendWithRetry(s.ref, turns).then(
+      (ok) => {
         if (!ok)
           deps.logger.warn({
             msg: 'session expired before its answer was appended',
             session_id: s.ref.sessionId,
           });
-        else if (job) await summarize(summarizeDeps, job);
+        return ok;
+      },
+      (err: unknown) => {
+        deps.logger.warn({ msg: 'session append failed', session_id: s.ref.sessionId, err: String(err) });
+        return false;
+      },
+    );
+    const task: Promise<void> = appended
+      .then(async (ok) => {
+        // The summary runs after the answer was sent, never on a request's path.
+        if (ok && job) await summarize(summarizeDeps, job);
       })
       .catch((err: unknown) =>
-        deps.logger.warn({
-          msg: job ? 'session append or summary failed' : 'session append failed',
-          session_id: s.ref.sessionId,
-          err: String(err),
-        }),
+        deps.logger.warn({ msg: 'session summary failed', session_id: s.ref.sessionId, err: String(err) }),
       )
       .finally(() => {
         if (job) summarising.delete(key);
         running.delete(task);
       });
     running.add(task);
+    return appended.then(() => undefined);
   };
 
   return { session, completed };

@@ -12,7 +12,7 @@ import { rateLimitHeaders } from '../limits/headers.ts';
 import { limited, type RateLimit, requestLimits, usesTokens } from '../limits/rates.ts';
 import type { Exchange } from '../pipeline/exchange.ts';
 import type { Prepared } from '../pipeline/prepare.ts';
-import type { Completion, PipelineStages } from '../pipeline/stages.ts';
+import type { Completion, Durable, PipelineStages } from '../pipeline/stages.ts';
 import type { SlotGuard, StreamBudget } from '../routing/plan.ts';
 import type { RuntimeProject, RuntimeSlot } from '../snapshot/runtime.ts';
 import {
@@ -456,10 +456,10 @@ export function withSpendAndLimits(inner: PipelineStages, deps: LimitDeps): Pipe
     };
   }
 
-  function completed(ex: Exchange, p: Prepared, done: Completion): void {
-    inner.completed(ex, p, done);
+  function completed(ex: Exchange, p: Prepared, done: Completion): Durable {
+    const durable = inner.completed(ex, p, done);
     const h = held.get(ex);
-    if (!h) return;
+    if (!h) return durable;
     held.delete(ex);
     const fromCache = 'fromCache' in done && done.fromCache;
     if (h.project) {
@@ -472,6 +472,7 @@ export function withSpendAndLimits(inner: PipelineStages, deps: LimitDeps): Pipe
       const real = fromCache ? 0 : (done.usage?.total_tokens ?? (done.ok ? h.tokens : 0));
       for (const l of h.tokenLimits) store.correct(l.ref, real - l.ref.cost);
     }
+    return durable;
   }
 
   /** A stage between admission and the chain that throws: what admission reserved goes back. */
