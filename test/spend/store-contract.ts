@@ -55,8 +55,8 @@ export function guardStoreContract(name: string, setup: () => Promise<StoreUnder
         spentMicros: 0,
         reservedMicros: 1200,
       });
-      await store.settle({ member: 'a', actualMicros: 100, nowMs: T, caps: [c] });
-      await store.settle({ member: 'b', actualMicros: 200, nowMs: T, caps: [c] });
+      await store.settle({ member: 'a', nowMs: T, caps: [{ ...c, actualMicros: 100 }] });
+      await store.settle({ member: 'b', nowMs: T, caps: [{ ...c, actualMicros: 200 }] });
       expect(await sut.spent(c.key)).toBe(300);
       expect((await reserve('d', 50, [c])).ok).toBe(true);
     });
@@ -64,12 +64,12 @@ export function guardStoreContract(name: string, setup: () => Promise<StoreUnder
     it('settles once: a repeated settle changes nothing; a release settles at zero', async () => {
       const c = cap(pid('idem'), 10_000);
       await reserve('m', 500, [c]);
-      const first = await store.settle({ member: 'm', actualMicros: 321, nowMs: T, caps: [c] });
+      const first = await store.settle({ member: 'm', nowMs: T, caps: [{ ...c, actualMicros: 321 }] });
       expect(first.spent).toEqual([321]);
-      const again = await store.settle({ member: 'm', actualMicros: 321, nowMs: T, caps: [c] });
+      const again = await store.settle({ member: 'm', nowMs: T, caps: [{ ...c, actualMicros: 321 }] });
       expect(again.spent).toEqual([null]);
       await reserve('gone', 700, [c]);
-      await store.settle({ member: 'gone', actualMicros: 0, nowMs: T, caps: [c] });
+      await store.settle({ member: 'gone', nowMs: T, caps: [{ ...c, actualMicros: 0 }] });
       expect(await sut.spent(c.key)).toBe(321);
     });
 
@@ -80,9 +80,9 @@ export function guardStoreContract(name: string, setup: () => Promise<StoreUnder
       // The next reservation after the deadline moves both into spent.
       expect((await reserve('next', 10, [c], T + 1001)).ok).toBe(true);
       expect(await sut.spent(c.key)).toBe(1200);
-      await store.settle({ member: 'late', actualMicros: 150, nowMs: T + 2000, caps: [c] });
+      await store.settle({ member: 'late', nowMs: T + 2000, caps: [{ ...c, actualMicros: 150 }] });
       expect(await sut.spent(c.key)).toBe(950);
-      await store.settle({ member: 'late', actualMicros: 150, nowMs: T + 2000, caps: [c] });
+      await store.settle({ member: 'late', nowMs: T + 2000, caps: [{ ...c, actualMicros: 150 }] });
       expect(await sut.spent(c.key)).toBe(950);
     });
 
@@ -93,7 +93,7 @@ export function guardStoreContract(name: string, setup: () => Promise<StoreUnder
       await reserve('x', 100, [full]);
       const res = await reserve('y', 50, [roomy, full]);
       expect(res).toMatchObject({ ok: false, kind: 'cap', index: 1 });
-      await store.settle({ member: 'y', actualMicros: 50, nowMs: T, caps: [roomy] });
+      await store.settle({ member: 'y', nowMs: T, caps: [{ ...roomy, actualMicros: 50 }] });
       expect(await sut.spent(roomy.key)).toBe(0);
     });
 
@@ -103,7 +103,7 @@ export function guardStoreContract(name: string, setup: () => Promise<StoreUnder
       await reserve('s', 400, [c]);
       expect(await reserve('t', 150, [c])).toMatchObject({ ok: true }); // 800 held < 900
       expect(await reserve('u', 1, [c])).toMatchObject({ ok: false, reservedMicros: 950 });
-      await store.settle({ member: 's', actualMicros: 700, nowMs: T, caps: [c] });
+      await store.settle({ member: 's', nowMs: T, caps: [{ ...c, actualMicros: 700 }] });
       expect(await sut.spent(c.key)).toBe(700);
     });
 
@@ -118,7 +118,7 @@ export function guardStoreContract(name: string, setup: () => Promise<StoreUnder
         ['e', 100],
       ] as const) {
         await reserve(m, 1, [c]);
-        const s = await store.settle({ member: m, actualMicros: actual, nowMs: T, caps: [c] });
+        const s = await store.settle({ member: m, nowMs: T, caps: [{ ...c, actualMicros: actual }] });
         levels.push(...s.crossings.map((x) => x.level));
       }
       // 810 → 80; 830 → nothing new; 930 → 90; 1030 → 100.
@@ -126,7 +126,7 @@ export function guardStoreContract(name: string, setup: () => Promise<StoreUnder
       // A jump from nothing past all three reports each.
       const jump = cap(pid('jump'), 1000);
       await reserve('j', 1, [jump]);
-      const s = await store.settle({ member: 'j', actualMicros: 5000, nowMs: T, caps: [jump] });
+      const s = await store.settle({ member: 'j', nowMs: T, caps: [{ ...jump, actualMicros: 5000 }] });
       expect(s.crossings.map((x) => [x.level, x.spentMicros])).toEqual([
         [80, 5000],
         [90, 5000],
@@ -188,9 +188,48 @@ export function guardStoreContract(name: string, setup: () => Promise<StoreUnder
         });
       expect((await take(80)).ok).toBe(true);
       expect((await take(80)).ok).toBe(false);
-      store.correct(t, -70); // the answer used 10, not 80
-      await new Promise((r) => setTimeout(r, 30));
+      // The answer used 10, not 80.
+      await store.settle({ member: 'k', nowMs: T, caps: [], corrections: [{ rate: t, deltaUnits: -70 }] });
       expect((await take(80)).ok).toBe(true);
+    });
+
+    it('settles several caps at their own real costs and corrects token limits in one step', async () => {
+      const p = pid('one-step');
+      const slot = cap(p, 10_000, 'slot');
+      const project = cap(p, 10_000, 'project');
+      const t = rate(p, 1000, 100, 'tokens', 90);
+      const r = await store.reserve({
+        member: 'q',
+        amountMicros: 500,
+        deadlineMs: T + 60_000,
+        nowMs: T,
+        rates: [t],
+        caps: [slot, project],
+      });
+      expect(r.ok).toBe(true);
+      const s = await store.settle({
+        member: 'q',
+        nowMs: T,
+        caps: [
+          { ...slot, actualMicros: 120 },
+          { ...project, actualMicros: 340 },
+        ],
+        corrections: [{ rate: t, deltaUnits: -80 }],
+      });
+      expect(s.spent).toEqual([120, 340]);
+      // 90 taken, 80 given back: 90 of the burst of 100 is free again.
+      const again = await store.reserve({
+        member: 'q2',
+        amountMicros: 0,
+        deadlineMs: T,
+        nowMs: T,
+        rates: [{ ...t, cost: 90 }],
+        caps: [],
+      });
+      expect(again.ok).toBe(true);
+      // Settled once: the second settle changes nothing.
+      const twice = await store.settle({ member: 'q', nowMs: T, caps: [{ ...slot, actualMicros: 999 }] });
+      expect(twice.spent).toEqual([null]);
     });
   });
 }

@@ -106,12 +106,12 @@ export class MemoryGuardStore implements GuardStore {
       if (held) {
         cell.held.delete(input.member);
         cell.reserved -= held.amount;
-        delta = input.actualMicros;
+        delta = c.actualMicros;
       } else {
         const counted = cell.expired.get(input.member);
         if (counted !== undefined) {
           cell.expired.delete(input.member);
-          delta = input.actualMicros - counted;
+          delta = c.actualMicros - counted;
         }
       }
       if (delta === undefined) return;
@@ -119,12 +119,13 @@ export class MemoryGuardStore implements GuardStore {
       spent[i] = cell.spent;
       this.#crossed(cell, c, i, crossings);
     });
+    for (const c of input.corrections ?? []) this.#correct(c.rate, c.deltaUnits);
     return { spent, crossings };
   }
 
-  correct(rate: RateRef, deltaUnits: number): void {
+  #correct(rate: RateRef, deltaUnits: number): void {
     const t = this.#tats.get(rate.key);
-    if (!t) return;
+    if (!t || deltaUnits === 0) return;
     const nowUs = this.#now() * 1000;
     const nt = t.tatUs + rate.intervalUs * deltaUnits;
     if (nt <= nowUs) this.#tats.delete(rate.key);

@@ -1,10 +1,9 @@
 import type { StateClient } from '../state/connect.ts';
-import { CORRECT_LUA, RESERVE_LUA, SETTLE_LUA } from './scripts.ts';
+import { RESERVE_LUA, SETTLE_LUA } from './scripts.ts';
 import type {
   CapRef,
   Crossing,
   GuardStore,
-  RateRef,
   RateState,
   ReserveInput,
   ReserveResult,
@@ -39,18 +38,16 @@ function ratesFrom(flat: readonly number[], from: number, n: number): RateState[
 }
 
 /**
- * Rate limits and caps on Redis: each reserve and each settle is one EVALSHA on the shared
- * auto-pipelined client (so a settle travels with the request-log write of the same tick).
+ * Rate limits and caps on Redis: a request's admission is one EVALSHA and its settle another, on
+ * the shared auto-pipelined client (so the settle travels with the request-log write of the same tick).
  */
 export class RedisGuardStore implements GuardStore {
   readonly #reserve: Script;
   readonly #settle: Script;
-  readonly #correct: Script;
 
   constructor(client: StateClient) {
     this.#reserve = define(client, 'switchyardSpendReserve', RESERVE_LUA);
     this.#settle = define(client, 'switchyardSpendSettle', SETTLE_LUA);
-    this.#correct = define(client, 'switchyardRateCorrect', CORRECT_LUA);
   }
 
   async reserve(input: ReserveInput): Promise<ReserveResult> {
@@ -92,20 +89,16 @@ export class RedisGuardStore implements GuardStore {
 
   async settle(input: SettleInput): Promise<Settled> {
     const n = input.caps.length;
-    if (!n) return { spent: [], crossings: [] };
-    const keys = capKeys(input.caps);
-    const args: Array<string | number> = [input.member, input.actualMicros, input.nowMs];
-    for (const c of input.caps) args.push(c.limitMicros, c.ttlSec);
+    const corrections = input.corrections?.filter((c) => c.deltaUnits !== 0) ?? [];
+    if (!n && !corrections.length) return { spent: [], crossings: [] };
+    const keys = [...capKeys(input.caps), ...corrections.map((c) => c.rate.key)];
+    const args: Array<string | number> = [input.member, input.nowMs, n];
+    for (const c of input.caps) args.push(c.limitMicros, c.ttlSec, c.actualMicros);
+    for (const c of corrections) args.push(c.rate.intervalUs, c.deltaUnits);
     const flat = (await this.#settle(keys.length, ...keys, ...args)) as number[];
     return {
       spent: flat.slice(0, n).map((v) => (v < 0 ? null : v)),
       crossings: crossingsFrom(flat, n),
     };
-  }
-
-  correct(rate: RateRef, deltaUnits: number): void {
-    if (deltaUnits === 0) return;
-    // A lost correction only leaves the estimate standing: the limit stays enforced.
-    this.#correct(1, rate.key, rate.intervalUs, deltaUnits).catch(() => {});
   }
 }

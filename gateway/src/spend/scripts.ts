@@ -1,5 +1,5 @@
 /**
- * The two Lua scripts of admission and spend (DESIGN.md "Money and limits"). Every key of one call
+ * The two Lua scripts of admission and settle (DESIGN.md "Money and limits"). Every key of one call
  * carries the same project hash tag, so each call is one atomic step on one Redis Cluster slot.
  *
  * A cap in the current period is three keys: `<spend key>` (string, micro-USD settled or expired:
@@ -118,18 +118,22 @@ return out
 `;
 
 /**
- * Settles one member's reservation with what it really cost, once: a second settle of the same
- * member finds nothing and changes nothing. A reservation that expired before its settle was
- * counted at its reserved amount; the settle corrects that to the real cost.
+ * Everything a finished request writes to its caps and limits, in one call: each cap's reservation
+ * by `member` becomes its real cost, once (a second settle of the same member finds nothing and
+ * changes nothing; a reservation that expired before its settle was counted at its reserved amount,
+ * and the settle corrects that to the real cost); then each token limit's TAT moves by (actual -
+ * estimate) emission intervals, never below now.
  *
- * KEYS: three per cap. ARGV: member, actual µUSD, now ms, per cap: limit µUSD, TTL (s).
+ * KEYS: three per cap, then one TAT per correction.
+ * ARGV: member, now ms, #caps, per cap: limit µUSD, TTL (s), actual µUSD; per correction: interval µs, delta units.
  * Returns the spent µUSD of each cap (-1 where nothing was settled), then crossings: idx, level, spent, ...
  */
 export const SETTLE_LUA = `${SHARED}
-local member, actual, now = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
+local member, now, nc = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
 local crossings, out = {}, {}
-for c = 0, #KEYS / 3 - 1 do
+for c = 0, nc - 1 do
   local k, r, d = KEYS[c * 3 + 1], KEYS[c * 3 + 2], KEYS[c * 3 + 3]
+  local actual = tonumber(ARGV[6 + c * 3])
   local held = redis.call('HGET', r, member)
   local delta = nil
   if held then
@@ -146,28 +150,27 @@ for c = 0, #KEYS / 3 - 1 do
   end
   if delta then
     local spent = redis.call('INCRBY', k, delta)
-    redis.call('EXPIRE', k, tonumber(ARGV[5 + c * 2]))
-    crossed(r, spent, tonumber(ARGV[4 + c * 2]), crossings, c)
+    redis.call('EXPIRE', k, tonumber(ARGV[5 + c * 3]))
+    crossed(r, spent, tonumber(ARGV[4 + c * 3]), crossings, c)
     table.insert(out, spent)
   else
     table.insert(out, -1)
   end
 end
+local a = 4 + nc * 3
+if #KEYS > nc * 3 then
+  local t = redis.call('TIME')
+  local nowUs = tonumber(t[1]) * 1000000 + tonumber(t[2])
+  for i = nc * 3 + 1, #KEYS do
+    local tat = redis.call('GET', KEYS[i])
+    if tat then
+      local nt = tonumber(tat) + tonumber(ARGV[a]) * tonumber(ARGV[a + 1])
+      if nt <= nowUs then redis.call('DEL', KEYS[i])
+      else redis.call('SET', KEYS[i], string.format('%.0f', nt), 'PX', math.max(1, math.ceil((nt - nowUs) / 1000))) end
+    end
+    a = a + 2
+  end
+end
 for _, v in ipairs(crossings) do table.insert(out, v) end
 return out
-`;
-
-/**
- * Corrects a token rate limit once the real count is known: moves the TAT by (actual - estimate)
- * emission intervals, never below now. KEYS[1] the TAT; ARGV: interval µs, delta units.
- */
-export const CORRECT_LUA = `
-local tat = redis.call('GET', KEYS[1])
-if not tat then return 0 end
-local t = redis.call('TIME')
-local nowUs = tonumber(t[1]) * 1000000 + tonumber(t[2])
-local nt = tonumber(tat) + tonumber(ARGV[1]) * tonumber(ARGV[2])
-if nt <= nowUs then redis.call('DEL', KEYS[1]) return 0 end
-redis.call('SET', KEYS[1], string.format('%.0f', nt), 'PX', math.max(1, math.ceil((nt - nowUs) / 1000)))
-return 1
 `;

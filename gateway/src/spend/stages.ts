@@ -28,7 +28,7 @@ import { type Estimate, estimate, streamBlock } from './estimate.ts';
 import { MemoryGuardStore } from './memory-store.ts';
 import { RedisGuardStore } from './redis-store.ts';
 import { type CapRule, capRef, capsOf } from './rules.ts';
-import type { GuardStore, ReserveResult } from './store.ts';
+import type { CapSettle, GuardStore, RateCorrection, ReserveResult } from './store.ts';
 import { type CapInPeriod, CapReporter } from './thresholds.ts';
 
 export interface LimitDeps {
@@ -83,7 +83,8 @@ const skipMessage = (rule: CapRule, slot: string): string =>
  *   or open per policy;
  * - slotGuard: the backups' caps, reserved as the chain reaches each slot, a slot over its cap
  *   skipped; streams extend their reservations through it;
- * - completed: settles with the real cost and corrects token limits.
+ * - completed: settles with the real cost and corrects token limits, in one script call with the
+ *   answering slot's settle.
  * Every reservation of a request is one member (the request id) in the hash of each cap it touches.
  * Requests of projects and keys with neither limits nor caps cost one WeakMap lookup.
  *
@@ -126,19 +127,57 @@ export function withSpendAndLimits(inner: PipelineStages, deps: LimitDeps): Pipe
     if (!r.ok && r.kind === 'cap') reporter.used(pc.id, rules[r.index]!, r.spentMicros);
   };
 
-  /** Replaces a reservation with the real cost (fire and forget: it travels with the log write). */
-  const settle = (ex: Exchange, h: HeldCaps, actual: number): void => {
+  /** What a request still has to write to its caps and limits. */
+  const queued = new Map<
+    Exchange,
+    { rules: CapRule[]; caps: (CapSettle & CapInPeriod)[]; corrections: RateCorrection[] }
+  >();
+
+  /** One store call for everything `ex` settled in this tick; fire and forget, it travels with the log write. */
+  const flush = (ex: Exchange): void => {
+    const q = queued.get(ex);
+    if (!q) return;
+    queued.delete(ex);
     const pc = ex.auth.project.config;
     store
-      .settle({ member: ex.id, actualMicros: actual, nowMs: deps.now(), caps: h.caps })
+      .settle({ member: ex.id, nowMs: deps.now(), caps: q.caps, corrections: q.corrections })
       .then((s) => {
         s.spent.forEach((v, i) => {
-          if (v !== null) reporter.used(pc.id, h.rules[i]!, v);
+          if (v !== null) reporter.used(pc.id, q.rules[i]!, v);
         });
-        reporter.crossed(pc.id, pc.requestLogs.maxEntries, ex.id, h.rules, h.caps, s.crossings);
+        reporter.crossed(pc.id, pc.requestLogs.maxEntries, ex.id, q.rules, q.caps, s.crossings);
       })
       .catch((err) => deps.logger.warn({ msg: 'spend: settle failed', err: String(err) }));
   };
+
+  /**
+   * Replaces a reservation with the real cost and corrects token limits. What a request settles in
+   * one tick (the answering slot's caps, the project caps, the token corrections) is queued and
+   * written as ONE script call: a request costs two calls, admission and settle.
+   */
+  const settle = (
+    ex: Exchange,
+    h: HeldCaps | undefined,
+    actual: number,
+    corrections: readonly RateCorrection[] = [],
+  ): void => {
+    let q = queued.get(ex);
+    if (!q) {
+      q = { rules: [], caps: [], corrections: [] };
+      queued.set(ex, q);
+      queueMicrotask(() => flush(ex));
+    }
+    if (h)
+      h.caps.forEach((c, i) => {
+        q.rules.push(h.rules[i]!);
+        q.caps.push({ ...c, actualMicros: actual });
+      });
+    q.corrections.push(...corrections);
+  };
+
+  /** Token limits moved by what the request really used (`real`) minus what it took at admission. */
+  const corrected = (h: Held, real: number): RateCorrection[] =>
+    h.tokenLimits.map((l) => ({ rate: l.ref, deltaUnits: real - l.ref.cost }));
 
   const projectRefusal = (h: HeldCaps, r: { index: number; spentMicros: number }): GatewayError => {
     const rule = h.rules[r.index]!;
@@ -158,7 +197,7 @@ export function withSpendAndLimits(inner: PipelineStages, deps: LimitDeps): Pipe
     held.delete(ex);
     if (h.project) settle(ex, h.project, 0);
     if (h.primary && 'caps' in h.primary) settle(ex, h.primary, 0);
-    for (const l of h.tokenLimits) store.correct(l.ref, -l.ref.cost);
+    if (h.tokenLimits.length) settle(ex, undefined, 0, corrected(h, 0));
   }
 
   async function admit(ex: Exchange, p: Prepared): Promise<void> {
@@ -470,7 +509,7 @@ export function withSpendAndLimits(inner: PipelineStages, deps: LimitDeps): Pipe
     if (h.primary && 'caps' in h.primary) settle(ex, h.primary, 0);
     if (h.tokenLimits.length) {
       const real = fromCache ? 0 : (done.usage?.total_tokens ?? (done.ok ? h.tokens : 0));
-      for (const l of h.tokenLimits) store.correct(l.ref, real - l.ref.cost);
+      settle(ex, undefined, 0, corrected(h, real));
     }
     return durable;
   }

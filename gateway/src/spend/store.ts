@@ -62,15 +62,25 @@ export type ReserveResult =
       crossings: Crossing[];
     };
 
+/** A cap with the real cost that replaces `member`'s reservation on it. */
+export type CapSettle = CapRef & { actualMicros: number };
+
+/** A token limit moved by real minus estimated units, once the answer's usage is known. */
+export interface RateCorrection {
+  rate: RateRef;
+  deltaUnits: number;
+}
+
 export interface SettleInput {
   member: string;
-  actualMicros: number;
   nowMs: number;
-  caps: readonly CapRef[];
+  caps: readonly CapSettle[];
+  /** Token-limit corrections of the same request, applied in the same step. */
+  corrections?: readonly RateCorrection[];
 }
 
 export interface Settled {
-  /** Spent µUSD of each cap after the settle; null for a cap where `member` held nothing. */
+  /** Spent µUSD of each cap (in `caps` order) after the settle; null where `member` held nothing. */
   spent: (number | null)[];
   crossings: Crossing[];
 }
@@ -82,10 +92,12 @@ export interface GuardStore {
    * One atomic step; expired reservations are counted as spent first.
    */
   reserve(input: ReserveInput): Promise<ReserveResult>;
-  /** Replaces `member`'s reservation with its real cost; a second settle changes nothing. */
+  /**
+   * Replaces `member`'s reservation on each cap with its real cost (a second settle changes
+   * nothing) and applies the token-limit corrections: everything a finished request writes, in one
+   * atomic step (one script call on Redis). A lost correction only leaves the estimate standing.
+   */
   settle(input: SettleInput): Promise<Settled>;
-  /** Corrects a token limit by `deltaUnits` (real minus estimated). Fire and forget. */
-  correct(rate: RateRef, deltaUnits: number): void;
 }
 
 const LEVELS = [100, 90, 80] as const;
