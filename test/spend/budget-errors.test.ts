@@ -313,6 +313,12 @@ describe('budget and rate-limit refusals on both surfaces', () => {
     // 60 a minute: a minute's worth at once, then one a second.
     const burst = await Promise.all(Array.from({ length: 60 }, () => native(gw.url, 'plain', LIMITED_KEY)));
     expect(burst.map((r) => r.status)).toEqual(Array(60).fill(200));
+    // Admitted answers carry the limit's state too, as OpenAI's do.
+    const left = burst.map((r) => Number(r.headers.get('x-ratelimit-remaining-requests')));
+    expect(burst.every((r) => r.headers.get('x-ratelimit-limit-requests') === '60')).toBe(true);
+    expect(Math.max(...left)).toBe(59);
+    expect(Math.min(...left)).toBeLessThanOrEqual(1);
+    expect(burst[0]!.headers.get('x-ratelimit-reset-requests')).toMatch(/^\d+(\.\d+)?(ms|s)$|^1m0s$/);
     const n = await native(gw.url, 'plain', LIMITED_KEY);
     expect(n.status).toBe(429);
     expect(n.json.error).toBe('rate_limit_exceeded');

@@ -21,4 +21,6 @@ export interface Exchange {
   record: RequestRecord;
   /** The request's Cache-Control header: the response cache honours no-cache and no-store. */
   cacheControl?: string | undefined;
+  /** The `x-ratelimit-*` headers admission measured, sent with the answer (as OpenAI does). */
+  rateLimitHeaders?: Record<string, string>;
 }

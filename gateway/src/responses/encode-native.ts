@@ -40,7 +40,8 @@ export function wrappedBody(ex: Exchange, outcome: Finished): WrappedBody {
 
 /**
  * Native sync answers. A valid request whose providers all failed answers HTTP 200 with the wrapped
- * error body, whatever the format; `raw` sends `data` alone with the x-service-* headers.
+ * error body, whatever the format; `raw` sends `data` alone. Every answer carries the x-service-*
+ * headers (and x-ratelimit-* where limits apply), so clients of either format read them alike.
  */
 export function encodeNative(
   reply: FastifyReply,
@@ -48,7 +49,8 @@ export function encodeNative(
   outcome: Finished,
   format: 'raw' | 'wrapped',
 ): FastifyReply {
+  reply.headers(serviceHeaders(ex, outcome, { duration: true }));
   if (outcome.kind === 'failed' || format === 'wrapped')
     return reply.code(200).send(wrappedBody(ex, outcome));
-  return reply.headers(serviceHeaders(ex, outcome, { duration: true })).send(dataOf(outcome));
+  return reply.send(dataOf(outcome));
 }

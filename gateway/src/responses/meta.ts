@@ -40,6 +40,7 @@ export function streamMetadata(ex: Exchange, outcome: Outcome): Record<string, u
   };
 }
 
+/** The `x-service-*` headers, and the `x-ratelimit-*` ones of a rate-limited project or key. */
 export function serviceHeaders(
   ex: Exchange,
   outcome: Outcome,
@@ -55,5 +56,6 @@ export function serviceHeaders(
   if (opts.duration) h['x-service-duration-ms'] = String(Math.round(performance.now() - ex.startedAt));
   if (r.cache) h['x-service-cache'] = r.cache;
   if (r.sessionId) h['x-service-session-id'] = r.sessionId;
+  if (ex.rateLimitHeaders) Object.assign(h, ex.rateLimitHeaders);
   return h;
 }

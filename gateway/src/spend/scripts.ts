@@ -40,7 +40,8 @@ end
 
 /**
  * Admission and reservation: GCRA rate limits (Redis TIME, so pods with skewed clocks agree), then
- * the caps. Nothing is written unless everything passes.
+ * the caps. A rate refusal writes nothing; once the limits pass their units are taken, so a request
+ * the caps then refuse still counts toward its rate limits (as a refused request does at OpenAI).
  *
  * KEYS: one per rate limit (its TAT), then three per cap (spent, :r, :d).
  * ARGV: now ms, member, amount µUSD, deadline ms, #rates, #caps,

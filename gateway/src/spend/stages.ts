@@ -268,8 +268,10 @@ export function withSpendAndLimits(inner: PipelineStages, deps: LimitDeps): Pipe
         );
       }
       report(ex, [...(h.project?.rules ?? []), ...(primary?.rules ?? [])], caps, res);
-      if (res.ok) h.primary = primary;
-      else if (res.kind === 'cap' && res.index < projectCaps.length) {
+      if (res.ok) {
+        h.primary = primary;
+        if (limits.length) ex.rateLimitHeaders = rateLimitHeaders(limits, res.rates, undefined);
+      } else if (res.kind === 'cap' && res.index < projectCaps.length) {
         const refusal = projectRefusal(h.project!, res);
         if (!cacheable) throw refusal;
         h.deferred = refusal;

@@ -87,9 +87,9 @@ export interface Settled {
 
 export interface GuardStore {
   /**
-   * Checks every rate limit and every cap and, only if all pass, takes the rate units and reserves
-   * `amountMicros` against every cap (adding to what `member` already holds: a stream's extension).
-   * One atomic step; expired reservations are counted as spent first.
+   * Checks every rate limit (one refusing: nothing is taken), takes their units, then checks every
+   * cap and, only if all pass, reserves `amountMicros` against each (adding to what `member`
+   * already holds: a stream's extension). One atomic step; expired reservations count as spent first.
    */
   reserve(input: ReserveInput): Promise<ReserveResult>;
   /**

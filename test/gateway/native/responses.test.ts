@@ -121,6 +121,14 @@ describe('wrapped format', () => {
     const b = await wrapped({ workflow: 'chat-wf', messages: userMsg() });
     expect(a.json.meta.request_log_id).not.toBe(b.json.meta.request_log_id);
   });
+
+  it('carries the same x-service-* headers as raw, agreeing with meta', async () => {
+    const r = await wrapped({ workflow: 'chat-wf', messages: userMsg() });
+    expect(r.headers.get('x-service-workflow')).toBe('chat-wf');
+    expect(r.headers.get('x-service-used-provider')).toBe(r.json.meta.used_provider);
+    expect(r.headers.get('x-service-used-model')).toBe(r.json.meta.used_model);
+    expect(r.headers.get('x-service-request-log-id')).toBe(r.json.meta.request_log_id);
+  });
 });
 
 describe('raw format (the default)', () => {
