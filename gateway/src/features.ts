@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import { withResponseCache } from './cache/index.ts';
 import type { GatewayMetrics } from './observability/metrics.ts';
 import { defaultStages, type PipelineStages } from './pipeline/stages.ts';
-import { withSessionMemory } from './sessions/index.ts';
+import { summarySpendVia, withSessionMemory } from './sessions/index.ts';
 import { withSpendAndLimits } from './spend/stages.ts';
 import type { RuntimeState } from './state/types.ts';
 
@@ -19,8 +19,11 @@ export interface FeatureDeps {
  * owns (pipeline/stages.ts says which is which). One line per feature.
  */
 export function buildStages(deps: FeatureDeps): PipelineStages {
+  // Session summaries are calls of their own through the final stages (spend caps): bound once built.
+  let final: PipelineStages | undefined;
   let stages: PipelineStages = { ...defaultStages };
-  stages = withSessionMemory(stages, deps);
+  stages = withSessionMemory(stages, { ...deps, summarySpend: summarySpendVia(() => final) });
   stages = withResponseCache(stages, deps);
-  return withSpendAndLimits(stages, deps);
+  final = withSpendAndLimits(stages, deps);
+  return final;
 }

@@ -4,6 +4,7 @@ import { type SessionFeatureDeps, sessionMemory } from './stage.ts';
 export { sessionWorkDone } from './stage.ts';
 
 export { sessionStoreFor } from './store.ts';
+export { summarySpendVia } from './summary-spend.ts';
 export type { SessionData, SessionStore } from './types.ts';
 
 /** Session memory on top of `inner`: replaces the session stage, adds its append to `completed`. */

@@ -6,7 +6,6 @@ import type { Exchange } from '../pipeline/exchange.ts';
 import type { Prepared } from '../pipeline/prepare.ts';
 import type { Completion, PipelineStages } from '../pipeline/stages.ts';
 import type { ChatMessage, ChatRequest } from '../providers/types.ts';
-import type { SlotGuard } from '../routing/plan.ts';
 import type { RuntimeWorkflow } from '../snapshot/runtime.ts';
 import type { RuntimeState } from '../state/types.ts';
 import { countMessageTokens } from '../tokens/count.ts';
@@ -14,6 +13,7 @@ import { leadLength, planFold, sessionTokens, withMemory } from './compose.ts';
 import { sessionMetrics } from './metrics.ts';
 import { sessionStoreFor } from './store.ts';
 import { type SummarizeJob, summarize } from './summarize.ts';
+import type { OpenSummarySpend } from './summary-spend.ts';
 import { SESSION_ID, type SessionData, type SessionRef, type Turn } from './types.ts';
 
 export interface SessionFeatureDeps {
@@ -21,8 +21,11 @@ export interface SessionFeatureDeps {
   metrics: GatewayMetrics;
   logger: Logger;
   now: () => number;
-  /** The spend-cap guard for a summary call (the pipeline's slotGuard stage), when caps exist. */
-  guard?: (ex: Exchange, p: Prepared) => SlotGuard | undefined;
+  /**
+   * The spend caps of the summary call a turn of `ex` triggers (summary-spend.ts `summarySpendVia`
+   * on the final stages): summaries count toward the project's and the slots' caps like requests.
+   */
+  summarySpend?: ((ex: Exchange, p: Prepared) => OpenSummarySpend) | undefined;
 }
 
 /** What the session stage hands the completed stage of the same request. */
@@ -218,7 +221,7 @@ export function sessionMemory(deps: SessionFeatureDeps): Pick<PipelineStages, 's
         workflow: s.workflow,
         logCap: ex.auth.project.config.requestLogs.maxEntries,
         keyId: ex.record.keyId ?? null,
-        guard: deps.guard?.(ex, p),
+        spend: deps.summarySpend?.(ex, p),
         triggeredBy: ex.id,
       };
     }

@@ -1,17 +1,19 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import { microsToUsd } from '#contract';
+import { GatewayError, workflowBudgetExceeded } from '../errors/index.ts';
+import type { RequestOutcome } from '../observability/request-record.ts';
 import { costMicros } from '../pipeline/cost.ts';
 import type { ChatRequest, Usage } from '../providers/types.ts';
 import type { Attempt } from '../routing/attempts.ts';
 import { execute } from '../routing/execute.ts';
-import type { SlotGuard } from '../routing/plan.ts';
 import type { RuntimeSlot, RuntimeWorkflow } from '../snapshot/runtime.ts';
 import { eventEntry } from '../state/event-entry.ts';
 import type { RuntimeState } from '../state/types.ts';
 import { countMessageTokens, countTextTokens } from '../tokens/count.ts';
 import { messageText, planFold, SUMMARY_PREFIX, sessionTokens } from './compose.ts';
 import type { SessionMetrics } from './metrics.ts';
+import type { OpenSummarySpend, SummarySpend } from './summary-spend.ts';
 import type { SessionRef, SessionStore, Turn } from './types.ts';
 
 export interface SummarizeDeps {
@@ -27,8 +29,8 @@ export interface SummarizeJob {
   workflow: RuntimeWorkflow;
   logCap: number;
   keyId: string | null;
-  /** Spend-cap guard for the summary call, so it counts toward caps like any request. */
-  guard: SlotGuard | undefined;
+  /** The summary call's spend caps (it counts toward them like any request); none when unwired. */
+  spend: OpenSummarySpend | undefined;
   /** The request whose answer pushed the session past its threshold. */
   triggeredBy: string;
 }
@@ -71,18 +73,55 @@ interface Summarised {
   ok: boolean;
   summary: string;
   usage: Usage | undefined;
+  /** Integer micro-USD at list price; null when unpriced; 0 in test mode or when nothing answered. */
+  cost: number | null;
   slot: RuntimeSlot | undefined;
   attempts: Attempt[];
+  outcome: RequestOutcome;
   errorCode: string | null;
   httpStatus: number;
   message: string | null;
 }
 
-async function callModel(job: SummarizeJob, req: ChatRequest, previous: string, folded: Turn[]) {
+function failed(
+  attempts: Attempt[],
+  outcome: RequestOutcome,
+  e: { code: string; httpStatus: number; message: string },
+): Summarised {
+  return {
+    ok: false,
+    summary: '',
+    usage: undefined,
+    cost: 0,
+    slot: undefined,
+    attempts,
+    outcome,
+    errorCode: e.code,
+    httpStatus: e.httpStatus,
+    message: e.message,
+  };
+}
+
+/** A cap's refusal, as describe.ts records one for a request. */
+const refused = (err: GatewayError, attempts: Attempt[]): Summarised =>
+  failed(
+    attempts,
+    err.status >= 500 ? 'unavailable' : err.status === 402 ? 'budget_exceeded' : 'client_error',
+    { code: err.code, httpStatus: err.status, message: err.message },
+  );
+
+async function callModel(
+  job: SummarizeJob,
+  id: string,
+  req: ChatRequest,
+  previous: string,
+  folded: Turn[],
+): Promise<Summarised> {
   const wf = job.workflow;
   const threshold = wf.config.sessionMemory.summarizeAtTokens;
   const primary = wf.slots[0]!;
   if (wf.config.testMode) {
+    // Nothing reaches a provider and nothing is spent: caps are not consulted.
     const summary = testModeSummary(previous, folded, threshold);
     const prompt = countMessageTokens(req.messages, primary.target.type);
     const completion = countTextTokens(summary, primary.target.type);
@@ -90,50 +129,77 @@ async function callModel(job: SummarizeJob, req: ChatRequest, previous: string, 
       ok: true,
       summary,
       usage: { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion },
+      cost: 0,
       slot: primary,
       attempts: [{ provider: primary.provider, model: primary.model, status: 'success' as const }],
+      outcome: 'success',
       errorCode: null,
       httpStatus: 200,
       message: null,
-    } satisfies Summarised;
+    };
   }
-  const outcome = await execute(
-    {
-      workflow: wf,
-      requestType: 'chat',
-      slots: wf.slots,
-      testMode: false,
-      structured: undefined,
-      json: false,
-      guard: job.guard,
-    },
-    req,
-    AbortSignal.timeout(120_000),
-  );
-  if (!outcome.ok)
+  let spend: SummarySpend | undefined;
+  try {
+    spend = job.spend?.(id, req);
+    const outcome = await execute(
+      {
+        workflow: wf,
+        requestType: 'chat',
+        slots: wf.slots,
+        testMode: false,
+        structured: undefined,
+        json: false,
+        guard: spend?.guard,
+      },
+      req,
+      AbortSignal.timeout(120_000),
+    );
+    if (!outcome.ok) {
+      spend?.failed();
+      // Only the slot guard skips slots: every slot is over its spend cap (the 402 a request gets).
+      if (outcome.allSkipped)
+        return refused(
+          workflowBudgetExceeded(
+            wf.config.name,
+            outcome.attempts.map((a) => ({
+              provider: a.provider,
+              model: a.model,
+              status: 'skipped' as const,
+              reason: { message: a.reason?.message ?? '' },
+            })),
+          ),
+          outcome.attempts,
+        );
+      return failed(outcome.attempts, 'upstream_error', {
+        code: outcome.error.code,
+        httpStatus: outcome.error.httpStatus,
+        message: outcome.error.message,
+      });
+    }
+    const r = outcome.result;
+    if (r.kind !== 'chat') throw new Error(`a chat call answered with a ${r.kind} result`);
+    const cost = costMicros({ usage: r.usage, result: r }, outcome.slot.pricing);
+    spend?.answered(outcome.slot, r, cost);
+    const summary = (r.content ?? '').trim();
+    const ok = summary.length > 0;
     return {
-      ok: false,
-      summary: '',
-      usage: undefined,
-      slot: undefined,
+      ok,
+      summary,
+      usage: r.usage,
+      cost,
+      slot: outcome.slot,
       attempts: outcome.attempts,
-      errorCode: outcome.error.code,
-      httpStatus: outcome.error.httpStatus,
-      message: outcome.error.message,
-    } satisfies Summarised;
-  const r = outcome.result;
-  const summary = r.kind === 'chat' ? (r.content ?? '').trim() : '';
-  job.guard?.commit(outcome.slot, r.kind === 'chat' ? r.usage : undefined);
-  return {
-    ok: summary.length > 0,
-    summary,
-    usage: r.kind === 'chat' ? r.usage : undefined,
-    slot: outcome.slot,
-    attempts: outcome.attempts,
-    errorCode: summary.length > 0 ? null : 'EMPTY_SUMMARY',
-    httpStatus: summary.length > 0 ? 200 : 502,
-    message: summary.length > 0 ? null : 'the model answered with an empty summary',
-  } satisfies Summarised;
+      outcome: ok ? 'success' : 'upstream_error',
+      errorCode: ok ? null : 'EMPTY_SUMMARY',
+      httpStatus: ok ? 200 : 502,
+      message: ok ? null : 'the model answered with an empty summary',
+    };
+  } catch (err) {
+    spend?.failed();
+    // The project cap (or a cap without pricing, or the outage policy) refused the call.
+    if (err instanceof GatewayError) return refused(err, []);
+    throw err;
+  }
 }
 
 /**
@@ -153,7 +219,8 @@ export async function summarize(deps: SummarizeDeps, job: SummarizeJob): Promise
   if (!range) return;
   const folded = session.turns.slice(range.start, range.end);
   const req = summaryRequest(session.summary, folded, threshold);
-  const s = await callModel(job, req, session.summary, folded);
+  const id = randomUUID();
+  const s = await callModel(job, id, req, session.summary, folded);
   const type = wf.slots[0]!.target.type;
   let outcome: 'success' | 'error' | 'stale' = s.ok ? 'success' : 'error';
   let version = session.summaryVersion;
@@ -178,10 +245,10 @@ export async function summarize(deps: SummarizeDeps, job: SummarizeJob): Promise
       session_id: job.ref.sessionId,
       err: s.message,
     });
-  const cost = wf.config.testMode ? 0 : s.slot ? costMicros({ usage: s.usage }, s.slot.pricing) : 0;
+  const cost = s.cost;
   const now = deps.now();
   const entry = eventEntry({
-    request_log_id: randomUUID(),
+    request_log_id: id,
     type: 'session_summary',
     time: new Date(now).toISOString(),
     project_id: projectId,
@@ -189,7 +256,7 @@ export async function summarize(deps: SummarizeDeps, job: SummarizeJob): Promise
     workflow: wf.config.name,
     session_id: job.ref.sessionId,
     status: s.ok ? 'success' : 'error',
-    outcome: s.ok ? 'success' : 'upstream_error',
+    outcome: s.outcome,
     http_status: s.httpStatus,
     error_code: s.errorCode,
     used_provider: s.slot?.provider ?? null,
