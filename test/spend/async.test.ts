@@ -19,6 +19,9 @@ import { simCostMicros, spendCap, workflowOf } from './manifests.ts';
 
 const KEY = 'sy_live_AsyncSpendProjectKey0123456789abc';
 const PROJECT_ID = 'team.metered';
+const TOKENED_KEY = 'sy_live_AsyncTokenLimitedKey0123456789ab';
+/** 600 tokens a minute: the bucket refills 10 tokens a second, slow enough to read exactly. */
+const TOKENS_PER_MINUTE = 600;
 
 describe('reservations are settled or given back', () => {
   let sim: Simulator;
@@ -36,6 +39,9 @@ describe('reservations are settled or given back', () => {
         ...apiKey('metered', KEY, { project: 'metered', scopes: ['ai', 'console'] }),
         workflowOf('metered', 'metered-chat', { provider: 'oai', model: 'gpt-4o-mini' }),
         spendCap('metered-daily', { project: 'metered', period: 'daily', limitUsd: '10' }),
+        project('tokened', { rateLimit: { tokensPerMinute: TOKENS_PER_MINUTE } }),
+        ...apiKey('tokened', TOKENED_KEY, { project: 'tokened' }),
+        workflowOf('tokened', 'tokened-chat', { provider: 'oai', model: 'gpt-4o-mini' }),
         spendCap('metered-primary', {
           project: 'metered',
           workflow: 'metered-chat',
@@ -94,5 +100,42 @@ describe('reservations are settled or given back', () => {
     expect(await held(slotKey())).toBe(0);
     expect(await spent(projectKey())).toBe(cost);
     expect(await spent(slotKey())).toBe(cost);
+  });
+
+  it('an async request counts toward token limits: acceptance takes the estimate, the job corrects it to the real usage', async () => {
+    const tpmKey = 'switchyard:{p:team.tokened}:rl:project:tpm';
+    /** Tokens the project's bucket holds back now (what was taken and has not refilled yet). */
+    const outstanding = async () => {
+      const [tat, [sec, usec]] = await Promise.all([reader.get(tpmKey), reader.time()]);
+      const nowUs = Number(sec) * 1e6 + Number(usec);
+      return tat === null ? 0 : Math.max(0, (Number(tat) - nowUs) / (60e6 / TOKENS_PER_MINUTE));
+    };
+    // max_tokens 300: the estimate (prompt + 300) is far above what the simulator answers with.
+    const r = await post<{ channel_id: string }>(
+      gw.url,
+      { workflow: 'tokened-chat', messages: userMsg(), max_tokens: 300 },
+      { key: TOKENED_KEY, path: '/v1/ai/async' },
+    );
+    expect(r.status).toBe(202);
+    const atAcceptance = await outstanding();
+    const done = (await waitState(gw.url, r.json.channel_id, 'completed', TOKENED_KEY)) as {
+      result: { meta: { usage: { total_tokens: number } } };
+    };
+    const real = done.result.meta.usage.total_tokens;
+    await gw.gateway.state.flush();
+    let after = await outstanding();
+    for (let i = 0; i < 100 && after > real; i++) {
+      await new Promise((res) => setTimeout(res, 20));
+      after = await outstanding();
+    }
+    console.log(
+      `async token limit: ${atAcceptance.toFixed(1)} tokens held at acceptance, ${after.toFixed(1)} after the job (real usage ${real})`,
+    );
+    expect(real).toBeLessThan(150);
+    // The acceptance kept the estimate (more than 300), minus what refilled since.
+    expect(atAcceptance).toBeGreaterThan(290);
+    // The job replaced it with its real usage, minus at most a few seconds of refill.
+    expect(after).toBeLessThanOrEqual(real);
+    expect(after).toBeGreaterThan(real - 50);
   });
 });

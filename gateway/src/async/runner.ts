@@ -9,6 +9,8 @@ export interface RunJob {
   body: NativeBody;
   /** Unix ms when the request was accepted. */
   acceptedAt: number;
+  /** Tokens admission took from token rate limits (Exchange.admittedTokens), corrected when the job ends. */
+  admittedTokens?: number;
 }
 
 /** A pipeline workflow's timer: its callback window closes, or (test mode) its simulated backend answers. */

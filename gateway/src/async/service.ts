@@ -102,6 +102,7 @@ export class AsyncService {
       keyHash: ex.auth.keyHash,
       body: sessionId && !body.session_id ? { ...body, session_id: sessionId } : body,
       acceptedAt: now,
+      ...(ex.admittedTokens !== undefined ? { admittedTokens: ex.admittedTokens } : {}),
     };
     let token: string;
     try {
@@ -160,6 +161,7 @@ export class AsyncService {
       auth: { key: key as AuthContext['key'], keyHash: job.keyHash, project: project as RuntimeProject },
       signal: new AbortController().signal,
       record: { surface: 'async', project: job.projectId, keyId: key?.keyId, channelId: job.channelId },
+      ...(job.admittedTokens !== undefined ? { admittedTokens: job.admittedTokens } : {}),
     };
     let body: ResultBody;
     let outcome: Exclude<Outcome, { kind: 'streaming' }> | undefined;

@@ -23,4 +23,9 @@ export interface Exchange {
   cacheControl?: string | undefined;
   /** The `x-ratelimit-*` headers admission measured, sent with the answer (as OpenAI does). */
   rateLimitHeaders?: Record<string, string>;
+  /**
+   * Tokens admission took from token rate limits. An async job carries it from the accepting
+   * exchange to its own, so the job's real usage corrects what was taken.
+   */
+  admittedTokens?: number;
 }

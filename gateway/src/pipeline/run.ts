@@ -81,9 +81,9 @@ export async function admitAsync(
   // Session workflows: the session is checked (422/400 now, not in the job) or started, so the
   // acknowledgement carries its id (ex.record.sessionId) and the job continues it.
   await stages.session(ex, p, req.body.session_id);
-  // Nothing is answered on this exchange: stages give back what they hold for it (spend
-  // reservations); the job runs on its own exchange and reserves for itself.
-  stages.completed(ex, p, { ok: false, usage: undefined });
+  // Nothing is answered on this exchange: stages give back the spend reservations (the job runs on
+  // its own exchange and reserves for itself); the rate units taken stand until the job ends.
+  stages.completed(ex, p, { ok: false, usage: undefined, queued: true });
   return p;
 }
 

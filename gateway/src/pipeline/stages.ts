@@ -39,7 +39,9 @@ export function bothDurable(a: Durable, b: Durable): Durable {
 export type Completion =
   | { ok: true; result: CanonicalResult; usage: Usage | undefined; fromCache: boolean }
   | { ok: true; streamedText: string; usage: Usage | undefined }
-  | { ok: false; usage: Usage | undefined };
+  | { ok: false; usage: Usage | undefined }
+  /** Accepted for an async job: what admission took stands until the job ends and corrects it. */
+  | { ok: false; usage: undefined; queued: true };
 
 /** Until rate limits and caps exist, every request is admitted. */
 const admitAll: PipelineStages['admit'] = async () => {};

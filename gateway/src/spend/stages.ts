@@ -176,8 +176,21 @@ export function withSpendAndLimits(inner: PipelineStages, deps: LimitDeps): Pipe
   };
 
   /** Token limits moved by what the request really used (`real`) minus what it took at admission. */
-  const corrected = (h: Held, real: number): RateCorrection[] =>
-    h.tokenLimits.map((l) => ({ rate: l.ref, deltaUnits: real - l.ref.cost }));
+  const corrected = (limits: readonly RateLimit[], real: number): RateCorrection[] =>
+    limits.map((l) => ({ rate: l.ref, deltaUnits: real - l.ref.cost }));
+
+  /** The token limits an async job's acceptance took `admittedTokens` from, on another exchange. */
+  const acceptedLimits = (ex: Exchange): RateLimit[] => {
+    const { project, key } = ex.auth;
+    if (ex.admittedTokens === undefined) return [];
+    return requestLimits(
+      project.config.id,
+      project.config.rateLimit,
+      key.keyId,
+      key.rateLimit,
+      ex.admittedTokens,
+    ).filter((l) => l.kind === 'tokens');
+  };
 
   const projectRefusal = (h: HeldCaps, r: { index: number; spentMicros: number }): GatewayError => {
     const rule = h.rules[r.index]!;
@@ -197,7 +210,7 @@ export function withSpendAndLimits(inner: PipelineStages, deps: LimitDeps): Pipe
     held.delete(ex);
     if (h.project) settle(ex, h.project, 0);
     if (h.primary && 'caps' in h.primary) settle(ex, h.primary, 0);
-    if (h.tokenLimits.length) settle(ex, undefined, 0, corrected(h, 0));
+    if (h.tokenLimits.length) settle(ex, undefined, 0, corrected(h.tokenLimits, 0));
   }
 
   async function admit(ex: Exchange, p: Prepared): Promise<void> {
@@ -270,6 +283,7 @@ export function withSpendAndLimits(inner: PipelineStages, deps: LimitDeps): Pipe
       report(ex, [...(h.project?.rules ?? []), ...(primary?.rules ?? [])], caps, res);
       if (res.ok) {
         h.primary = primary;
+        if (h.tokenLimits.length) ex.admittedTokens = est.tokens;
         if (limits.length) ex.rateLimitHeaders = rateLimitHeaders(limits, res.rates, undefined);
       } else if (res.kind === 'cap' && res.index < projectCaps.length) {
         const refusal = projectRefusal(h.project!, res);
@@ -500,18 +514,22 @@ export function withSpendAndLimits(inner: PipelineStages, deps: LimitDeps): Pipe
   function completed(ex: Exchange, p: Prepared, done: Completion): Durable {
     const durable = inner.completed(ex, p, done);
     const h = held.get(ex);
-    if (!h) return durable;
+    if (!h && ex.admittedTokens === undefined) return durable;
     held.delete(ex);
     const fromCache = 'fromCache' in done && done.fromCache;
-    if (h.project) {
+    if (h?.project) {
       const cost = ex.record.costMicros;
       settle(ex, h.project, fromCache ? 0 : cost === null ? h.project.micros : (cost ?? 0));
     }
     // A primary reserved at admission that the chain never reached (a cache hit) is given back.
-    if (h.primary && 'caps' in h.primary) settle(ex, h.primary, 0);
-    if (h.tokenLimits.length) {
-      const real = fromCache ? 0 : (done.usage?.total_tokens ?? (done.ok ? h.tokens : 0));
-      settle(ex, undefined, 0, corrected(h, real));
+    if (h?.primary && 'caps' in h.primary) settle(ex, h.primary, 0);
+    // Token limits: those admission took on this exchange, or (an async job) on the accepting one.
+    // An accepted async request keeps them until its job ends.
+    const limits = h?.tokenLimits.length ? h.tokenLimits : acceptedLimits(ex);
+    if (limits.length && !('queued' in done)) {
+      const taken = h?.tokenLimits.length ? h.tokens : (ex.admittedTokens ?? 0);
+      const real = fromCache ? 0 : (done.usage?.total_tokens ?? (done.ok ? taken : 0));
+      settle(ex, undefined, 0, corrected(limits, real));
     }
     return durable;
   }
