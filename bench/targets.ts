@@ -132,6 +132,7 @@ export async function passthroughTarget(sims: Sim[]): Promise<Target> {
 }
 
 const workflowName = (sim: Sim) => `bench-chat-d${sim.delayMs}`;
+const cachedWorkflowName = (sim: Sim) => `bench-cached-d${sim.delayMs}`;
 
 /** bench/config plus one Provider and one live Workflow per simulator, in a temp folder. */
 function gatewayConfig(sims: Sim[]): string {
@@ -171,6 +172,22 @@ spec:
   provider: sim-d${sim.delayMs}
   model: gpt-4o-mini
   testMode: false
+`,
+    `apiVersion: switchyard.dev/v1alpha1
+kind: Workflow
+metadata:
+  name: ${cachedWorkflowName(sim)}
+  namespace: bench
+spec:
+  projectRef:
+    name: bench
+  description: The same chat with the response cache on; the bench measures its hits.
+  requestType: chat
+  provider: sim-d${sim.delayMs}
+  model: gpt-4o-mini
+  testMode: false
+  responseCache:
+    ttlSeconds: 3600
 `,
     `apiVersion: switchyard.dev/v1alpha1
 kind: SpendCap
@@ -221,6 +238,15 @@ export async function gatewayTarget(
       }),
     }),
   };
+  // Every request after the warm-up's first is a hit: the answer comes from the cache, not the simulator.
+  const cacheHit: Surface = {
+    name: 'gateway cache hit',
+    request: (sim, stream) => ({
+      url: `${origin}/v1/chat/completions`,
+      headers: gwAuth,
+      body: openaiBody(cachedWorkflowName(sim), stream),
+    }),
+  };
   const prof = opts.cpuProfDir ? ['--cpu-prof', '--cpu-prof-dir', opts.cpuProfDir] : [];
   return spawnTarget(
     'gateway',
@@ -233,7 +259,7 @@ export async function gatewayTarget(
       LOG_LEVEL: 'warn',
     },
     compat.request(sims[0]!, false),
-    [compat, native],
+    [compat, native, cacheHit],
   );
 }
 
