@@ -6,9 +6,9 @@ import { sessionWorkDone } from '#gateway/sessions/index';
 import { warmTokenizer } from '#gateway/tokens/count';
 import { post, type Wrapped } from '../gateway/native/helpers.ts';
 import { type RunningGateway, startGateway } from '../harness/gateway.ts';
-import { apiKey, baseConfig, project, provider } from '../harness/manifests.ts';
+import { apiKey, baseConfig, project } from '../harness/manifests.ts';
 import { type Simulator, startSimulator } from '../simulator/index.ts';
-import { spendCap, workflowOf } from '../spend/manifests.ts';
+import { pricedProvider, spendCap, workflowOf } from '../spend/manifests.ts';
 import { getJson, type LogEntry, logs, type SessionView } from './helpers.ts';
 
 /**
@@ -28,26 +28,8 @@ const PRICES: Record<string, { in: number; out: number }> = {
   'loud/gpt-4o-mini': { in: 1, out: 1000 },
 };
 
-function priced(name: string, simUrl: string, model: string) {
-  const p = PRICES[`${name}/${model}`]!;
-  return provider(name, 'openai', simUrl, [model]).map((o) =>
-    'spec' in o
-      ? {
-          ...o,
-          spec: {
-            ...o.spec,
-            models: [
-              {
-                name: model,
-                requestTypes: ['chat'],
-                pricing: { inputUsdPerMTok: String(p.in), outputUsdPerMTok: String(p.out) },
-              },
-            ],
-          },
-        }
-      : o,
-  );
-}
+const priced = (name: string, simUrl: string, model: string) =>
+  pricedProvider(name, simUrl, model, PRICES[`${name}/${model}`]!);
 
 /** The list price of a log entry's usage at its model's price, in µUSD (rounded up, as the gateway does). */
 const listPrice = (e: LogEntry): number => {

@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseSse, post } from '../gateway/native/helpers.ts';
 import { type RunningGateway, startGateway } from '../harness/gateway.ts';
-import { apiKey, baseConfig, project, provider } from '../harness/manifests.ts';
+import { apiKey, baseConfig, project } from '../harness/manifests.ts';
 import { type Simulator, startSimulator } from '../simulator/index.ts';
-import { spendCap, workflowOf } from './manifests.ts';
+import { pricedProvider, spendCap, workflowOf } from './manifests.ts';
 
 /**
  * A stream whose output outgrows its spend reservation extends it block by block; when the cap
@@ -16,24 +16,7 @@ const KEY = 'sy_live_StreamCapProjectKey0123456789abcd';
 const MODEL = 'long-chunks-40';
 
 function config(simUrl: string) {
-  const small = provider('small', 'openai', simUrl, [MODEL]).map((o) =>
-    'spec' in o
-      ? {
-          ...o,
-          spec: {
-            ...o.spec,
-            models: [
-              {
-                name: MODEL,
-                requestTypes: ['chat'],
-                maxOutputTokens: 5,
-                pricing: { inputUsdPerMTok: '1', outputUsdPerMTok: '2' },
-              },
-            ],
-          },
-        }
-      : o,
-  );
+  const small = pricedProvider('small', simUrl, MODEL, { in: 1, out: 2, maxOutputTokens: 5 });
   return [
     ...baseConfig(simUrl),
     ...small,
