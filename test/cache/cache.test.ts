@@ -114,7 +114,7 @@ for (const backend of ['memory', 'redis'] as const) {
       const before = upstream();
       const a = await wrapped('faq', 'What are your opening hours?');
       expect(a.status).toBe(200);
-      expect(a.headers.get('x-service-cache')).toBeNull(); // wrapped: the header set is raw's; meta says it
+      expect(a.headers.get('x-service-cache')).toBe('miss'); // wrapped carries raw's headers, and meta agrees
       expect(a.json.meta).toMatchObject({ cache: 'miss', used_provider: 'oai', used_model: 'gpt-4o-mini' });
       expect(upstream()).toBe(before + 1);
       const b = await wrapped('faq', 'What are your opening hours?');
