@@ -211,6 +211,8 @@ export function withSpendAndLimits(inner: PipelineStages, deps: LimitDeps): Pipe
     if (h.project) settle(ex, h.project, 0);
     if (h.primary && 'caps' in h.primary) settle(ex, h.primary, 0);
     if (h.tokenLimits.length) settle(ex, undefined, 0, corrected(h.tokenLimits, 0));
+    // Given back here: nothing is left for `completed` (or a job) to correct.
+    delete ex.admittedTokens;
   }
 
   async function admit(ex: Exchange, p: Prepared): Promise<void> {
