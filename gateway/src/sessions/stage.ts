@@ -41,7 +41,7 @@ interface Pending {
 
 const APPEND_RETRIES_MS = [250, 500, 1000, 2000, 3000];
 
-/** Appends and summaries still running per runtime state (summaries run after the answer was sent). */
+/** Appends and summaries still running per runtime state (no answer waits for a summary). */
 const background = new WeakMap<RuntimeState, Set<Promise<void>>>();
 
 /**
@@ -243,7 +243,7 @@ export function sessionMemory(deps: SessionFeatureDeps): Pick<PipelineStages, 's
     );
     const task: Promise<void> = appended
       .then(async (ok) => {
-        // The summary runs after the answer was sent, never on a request's path.
+        // The summary runs in the background: no answer waits for it.
         if (ok && job) await summarize(summarizeDeps, job);
       })
       .catch((err: unknown) =>
