@@ -1,20 +1,25 @@
 import type { FastifyInstance } from 'fastify';
 import pino, { type Logger } from 'pino';
-import type { AsyncConfig } from './async/config.ts';
-import { startWorkers } from './async/feature.ts';
+import { type AsyncConfig, asyncConfigFromEnv } from './async/config.ts';
+import { asyncFeature } from './async/feature.ts';
+import { responseCache } from './cache/feature.ts';
 import type { ConsoleBackend } from './console/backend.ts';
-import { buildStages } from './features.ts';
 import { buildGatewayApp } from './http/app.ts';
 import { buildOpsApp } from './http/ops-app.ts';
 import { GatewayMetrics } from './observability/metrics.ts';
-import type { PipelineStages } from './pipeline/stages.ts';
-import { sessionWorkDone } from './sessions/index.ts';
+import type { Feature } from './pipeline/feature.ts';
+import { Pipeline } from './pipeline/run.ts';
+import { createSettle } from './pipeline/settle.ts';
+import { sessionMemory } from './sessions/index.ts';
 import type { Runtime } from './snapshot/runtime.ts';
 import type { SnapshotStore } from './snapshot/store.ts';
+import { limitsAndCaps } from './spend/feature.ts';
 import { createRuntimeState } from './state/index.ts';
 import type { RuntimeState } from './state/types.ts';
+import { createStores } from './stores.ts';
 import { warmTokenizer } from './tokens/count.ts';
 import { closeUpstreamPools } from './upstream/http.ts';
+import { WebhookDispatcher } from './webhooks/dispatcher.ts';
 
 export interface Gateway {
   app: FastifyInstance;
@@ -22,8 +27,11 @@ export interface Gateway {
   metrics: GatewayMetrics;
   logger: Logger;
   state: RuntimeState;
+  webhooks: WebhookDispatcher;
   /** Binds both ports; returns the bound addresses (port 0 picks free ports). */
   listen(host: string, port: number, metricsPort: number): Promise<{ url: string; metricsUrl: string }>;
+  /** Resolves once every session append and summary started so far has finished (for tests and shutdown). */
+  sessionWorkDone(maxWaitMs?: number): Promise<void>;
   /** Graceful stop: refuse new work, let in-flight requests and streams finish, then close. */
   close(graceMs?: number): Promise<void>;
 }
@@ -43,8 +51,7 @@ export interface GatewayOptions {
   logLevel?: string;
   /** Runtime state; in-process memory when omitted (embedded mode without Redis, unit tests). */
   state?: (metrics: GatewayMetrics, logger: Logger) => RuntimeState;
-  stages?: PipelineStages;
-  /** Wall clock for request-log times and usage buckets. */
+  /** Wall clock for request-log times, usage buckets, caps and limits. */
   now?: () => number;
   /** Async/WebSocket/webhook settings over the environment's (tests). */
   async?: Partial<AsyncConfig>;
@@ -52,22 +59,87 @@ export interface GatewayOptions {
   console?: ConsoleBackend;
 }
 
+/**
+ * The composition root: runtime state and every store are built here, once (Redis or memory is
+ * chosen in stores.ts), and handed to the features; the features are composed into the pipelines
+ * in the order they run; the HTTP app and the workers get what they serve.
+ */
 export function createGateway(store: SnapshotStore, opts: GatewayOptions = {}): Gateway {
   const logger =
     opts.logger ?? pino({ level: opts.logLevel ?? 'info', base: { service: 'switchyard-gateway' } });
   const metrics = new GatewayMetrics();
-  const state = opts.state
-    ? opts.state(metrics, logger)
-    : createRuntimeState({ registry: metrics.registry, logger });
+  const registry = metrics.registry;
+  const state = opts.state ? opts.state(metrics, logger) : createRuntimeState({ registry, logger });
   const now = opts.now ?? (() => Date.now());
+  const asyncConfig = { ...asyncConfigFromEnv(), ...opts.async };
+  const stores = createStores(state.redis, { now, logger, async: asyncConfig });
+  const settle = createSettle({ metrics, state, logger, now });
+  const webhooks = new WebhookDispatcher({
+    snapshots: store,
+    runner: stores.runner,
+    store: stores.webhooks,
+    state,
+    registry,
+    logger,
+    now,
+  });
+
+  const limits = limitsAndCaps({
+    store: stores.guard,
+    registry,
+    logger,
+    now,
+    thresholds: {
+      log: (projectId, logCap, log) => state.write({ projectId, logCap, log }),
+      emit: (projectId, payload, id) => void webhooks.emitFor(projectId, 'budget.threshold', payload, id),
+    },
+  });
+  // Session summaries count toward spend caps: they run through the limits-and-caps feature alone.
+  const summaries = new Pipeline([limits], logger);
+  const sessions = sessionMemory({
+    store: stores.sessions,
+    registry,
+    logger,
+    now,
+    summaries: { call: (ex, p) => summaries.call(ex, p), settle },
+  });
+  // The order features run in: admission first (a cache hit counts toward rate limits), then the
+  // cache, then session memory (session workflows bypass the cache, so those two commute).
+  const features: Feature[] = [
+    limits,
+    responseCache({ store: stores.cache, registry, logger, now }),
+    sessions,
+  ];
+  const pipeline = new Pipeline(features, logger);
+  const jobs = asyncFeature({
+    snapshots: store,
+    pipeline,
+    settle,
+    registry,
+    logger,
+    now,
+    config: asyncConfig,
+    channels: stores.channels,
+    tokens: stores.tokens,
+    runner: stores.runner,
+    bus: stores.bus,
+    webhooks,
+  });
+
   let closing = false;
-  const stages = opts.stages ?? buildStages({ state, metrics, logger, now });
-  const app = buildGatewayApp({ store, metrics, logger, state, stages, now, console: opts.console });
-  // Async jobs, webhook deliveries and the WebSocket endpoint (async/feature.ts).
-  const workers = startWorkers(
-    { store, state, stages, metrics, logger, now, config: opts.async },
-    app.server,
-  );
+  const app = buildGatewayApp({
+    store,
+    metrics,
+    logger,
+    state,
+    pipeline,
+    settle,
+    now,
+    jobs,
+    sessions: stores.sessions,
+    console: opts.console,
+  });
+  jobs.start(app.server);
   const ops = buildOpsApp(store, metrics, () => closing);
   if (store.current) metrics.setSnapshot(store.current.version);
   // The tokenizer loads in the background when a snapshot needs token counts; a starting gateway
@@ -94,6 +166,8 @@ export function createGateway(store: SnapshotStore, opts: GatewayOptions = {}): 
     metrics,
     logger,
     state,
+    webhooks,
+    sessionWorkDone: (maxWaitMs) => sessions.workDone(maxWaitMs),
     async listen(host, port, metricsPort) {
       await tokenizer;
       const url = await app.listen({ host, port });
@@ -102,15 +176,17 @@ export function createGateway(store: SnapshotStore, opts: GatewayOptions = {}): 
     },
     async close(graceMs = 25_000) {
       closing = true;
-      await workers.drain();
+      await jobs.drain();
       const timer = setTimeout(() => app.server.closeAllConnections(), graceMs);
       timer.unref();
       await app.close();
       clearTimeout(timer);
       await ops.close();
-      await workers.close();
+      await jobs.close();
       // Session turns appended after their answers (and summaries under way) finish first, bounded.
-      await sessionWorkDone(state, 10_000);
+      await sessions.workDone(10_000);
+      await stores.cache.close();
+      await stores.sessions.close();
       // Settled requests are written before the process goes (close waits a bounded time for them).
       await state.close();
       await closeUpstreamPools();

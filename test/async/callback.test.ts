@@ -1,5 +1,4 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { webhooksFor } from '#gateway/async/feature';
 import { API_KEY } from '../harness/manifests.ts';
 import { startReceiver } from '../webhooks/receiver.ts';
 import {
@@ -171,8 +170,7 @@ describe('events other features emit (budget.threshold)', () => {
   });
 
   it('delivers through the same dispatcher, once per dedupe key, only to subscribed projects', async () => {
-    const hooks = webhooksFor(gw.gateway.state);
-    if (!hooks) throw new Error('no dispatcher');
+    const hooks = gw.gateway.webhooks;
     const payload = { cap_id: 'monthly', threshold_percent: 80, spent_usd: '40', limit_usd: '50' };
     expect(await hooks.emitFor('team.app', 'budget.threshold', payload, 'monthly:2026-11:80')).toBe(1);
     expect(await hooks.emitFor('team.app', 'budget.threshold', payload, 'monthly:2026-11:80')).toBe(1);

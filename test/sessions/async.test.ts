@@ -3,7 +3,6 @@
  * inside that session, a later async request continues it, and an unknown id is refused at once.
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { sessionWorkDone } from '#gateway/sessions/index';
 import { warmTokenizer } from '#gateway/tokens/count';
 import { postJson, waitState } from '../async/harness.ts';
 import { type RunningGateway, startGateway } from '../harness/gateway.ts';
@@ -71,7 +70,7 @@ it('the acknowledgement carries the new session id, and the job continues that s
   });
   expect((second.body as unknown as Ack).session_id).toBe(ack.session_id);
   await waitState(gw.url, (second.body as unknown as Ack).channel_id, 'completed');
-  await sessionWorkDone(gw.gateway.state);
+  await gw.gateway.sessionWorkDone();
   const view = await getJson<SessionView>(gw.url, `/v1/sessions/${ack.session_id}`);
   expect(view.json.turns.filter((t) => t.role === 'user').map((t) => t.content)).toEqual([
     'first async turn',

@@ -7,7 +7,6 @@ import { readdir, readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
-import { sessionWorkDone } from '#gateway/sessions/index';
 import { warmTokenizer } from '#gateway/tokens/count';
 import { post, type Wrapped } from '../gateway/native/helpers.ts';
 import { type RunningGateway, startGateway } from '../harness/gateway.ts';
@@ -50,7 +49,7 @@ it('concierge-chat remembers the conversation (test mode)', async () => {
     { key: KEY },
   );
   expect(second.headers.get('x-service-session-id')).toBe(id);
-  await sessionWorkDone(gw.gateway.state);
+  await gw.gateway.sessionWorkDone();
   const view = await getJson<SessionView>(gw.url, `/v1/sessions/${id}`, KEY);
   expect(view.json.turns.map((t) => [t.role, t.role === 'user' ? t.content : '…'])).toEqual([
     ['user', 'I like green.'],

@@ -2,7 +2,6 @@ import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningRedis, startRedis } from '#devkit/redis';
 import { SUMMARY_PREFIX } from '#gateway/sessions/compose';
-import { sessionWorkDone } from '#gateway/sessions/index';
 import { warmTokenizer } from '#gateway/tokens/count';
 import { type ErrBody, parseSse, post, type Wrapped } from '../gateway/native/helpers.ts';
 import { type RunningGateway, startGateway } from '../harness/gateway.ts';
@@ -75,7 +74,7 @@ for (const backend of ['memory', 'redis'] as const) {
     let clock = T0;
     const sdk = () => new OpenAI({ baseURL: `${gw.url}/v1`, apiKey: API_KEY, maxRetries: 0 });
     const view = async (id: string, key = ADMIN_KEY) => {
-      await sessionWorkDone(gw.gateway.state);
+      await gw.gateway.sessionWorkDone();
       await gw.gateway.state.flush();
       return getJson<SessionView>(gw.url, `/v1/sessions/${id}`, key);
     };
@@ -458,7 +457,7 @@ for (const backend of ['memory', 'redis'] as const) {
         messages: [{ role: 'user', content: 'short-lived' }],
       });
       const id = r.json.meta.session_id!;
-      await sessionWorkDone(gw.gateway.state);
+      await gw.gateway.sessionWorkDone();
       if (backend === 'redis') {
         // Redis expires on its own clock: the keys carry the workflow's idle TTL (600 s).
         const { Redis } = await import('ioredis');

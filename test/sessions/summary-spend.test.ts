@@ -2,7 +2,6 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { periodWindow, SPEND_KEYS, usdToMicros } from '#contract';
 import { type RunningRedis, startRedis } from '#devkit/redis';
-import { sessionWorkDone } from '#gateway/sessions/index';
 import { warmTokenizer } from '#gateway/tokens/count';
 import { post, type Wrapped } from '../gateway/native/helpers.ts';
 import { type RunningGateway, startGateway } from '../harness/gateway.ts';
@@ -141,7 +140,7 @@ describe('session summaries count toward spend caps (redis state, provider simul
   };
 
   const settled = async () => {
-    await sessionWorkDone(gw.gateway.state);
+    await gw.gateway.sessionWorkDone();
     await gw.gateway.state.flush();
   };
 

@@ -42,7 +42,7 @@ export function stateContract(name: string, setup: () => Promise<StateUnderTest>
 
     /** Settles each entry (logs only) in order and waits until all are stored. */
     async function write(project: string, entries: RequestLogEntry[], logCap = 10_000): Promise<void> {
-      for (const log of entries) state.settle({ projectId: project, log, logCap });
+      for (const log of entries) state.write({ projectId: project, log, logCap });
       await state.flush();
     }
 
@@ -251,19 +251,19 @@ export function stateContract(name: string, setup: () => Promise<StateUnderTest>
     it('keeps projects apart: logs and usage', async () => {
       const [a, b] = await sut.projectsApart();
       const hour = Date.UTC(2025, 5, 1, 9) / 1000;
-      state.settle({
+      state.write({
         projectId: a,
         log: entry(a, 1),
         usage: usage({ hourStartSec: hour, requests: 3 }),
         logCap: 100,
       });
-      state.settle({
+      state.write({
         projectId: b,
         log: entry(b, 1),
         usage: usage({ hourStartSec: hour, requests: 5 }),
         logCap: 100,
       });
-      state.settle({ projectId: b, log: entry(b, 2), logCap: 100 });
+      state.write({ projectId: b, log: entry(b, 2), logCap: 100 });
       await state.flush();
       expect(ids((await state.queryLogs(a, { limit: 10 })).entries)).toEqual([entry(a, 1).request_log_id]);
       expect(ids((await state.queryLogs(b, { limit: 10 })).entries)).toEqual(
@@ -318,7 +318,7 @@ export function stateContract(name: string, setup: () => Promise<StateUnderTest>
       const period_start = new Date(hour * 1000).toISOString();
 
       beforeAll(async () => {
-        for (const u of inc) state.settle({ projectId: p, usage: u, logCap: 100 });
+        for (const u of inc) state.write({ projectId: p, usage: u, logCap: 100 });
         await state.flush();
       });
 
@@ -380,7 +380,7 @@ export function stateContract(name: string, setup: () => Promise<StateUnderTest>
         const at = (d: number, h: number) => Date.UTC(2025, 11, d, h) / 1000;
         const hours = [at(31, 20), at(31, 22), at(31, 23), at(31, 23), at(32, 0), at(32, 1), at(32, 2)];
         for (const [i, h] of hours.entries())
-          state.settle({ projectId: q, usage: usage({ hourStartSec: h, prompt_tokens: i + 1 }), logCap: 10 });
+          state.write({ projectId: q, usage: usage({ hourStartSec: h, prompt_tokens: i + 1 }), logCap: 10 });
         await state.flush();
         // 21:30 is aligned down to 21:00; the 02:00 hour starts at `to` and is left out.
         const window = { from: at(31, 21) * 1000 + HOUR / 2, to: at(32, 2) * 1000 };

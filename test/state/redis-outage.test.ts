@@ -65,7 +65,7 @@ async function takeDown(redis: RunningRedis, client: ReturnType<typeof connectSt
 
 function settleMany(state: RedisRuntimeState, project: string, from: number, to: number): void {
   for (let n = from; n < to; n++)
-    state.settle({
+    state.write({
       projectId: project,
       log: entry(project, n),
       usage: usage({ hourStartSec: HOUR }),
@@ -159,7 +159,7 @@ describe('redis runtime state when Redis goes away', () => {
     const p = projectId('refused');
     // The log key holds a string, so XADD fails inside the settle script while the usage increments succeed.
     await client.set(STATE_KEYS.logs(p), 'not a stream');
-    state.settle({ projectId: p, log: entry(p, 1), usage: usage({ hourStartSec: HOUR }), logCap: 10 });
+    state.write({ projectId: p, log: entry(p, 1), usage: usage({ hourStartSec: HOUR }), logCap: 10 });
     await state.flush();
     expect(await metric(registry, 'switchyard_state_writes_dropped_total', { kind: 'log' })).toBe(1);
     expect(await metric(registry, 'switchyard_state_writes_dropped_total', { kind: 'usage' })).toBe(0);
@@ -173,7 +173,7 @@ describe('redis runtime state when Redis goes away', () => {
     await client.config('SET', 'maxmemory-policy', 'noeviction');
     await client.config('SET', 'maxmemory', '1');
     settleMany(state, p, 0, 3);
-    state.settle({ projectId: p, usage: usage({ hourStartSec: HOUR }), logCap: 10 });
+    state.write({ projectId: p, usage: usage({ hourStartSec: HOUR }), logCap: 10 });
     // Wait until the refused first attempts are all in the buffer, then free the memory.
     for (
       let waited = 0;
@@ -198,7 +198,7 @@ describe('redis runtime state when Redis goes away', () => {
     settleMany(state, p, 0, 10);
     await state.close();
     expect(await metric(registry, 'switchyard_state_writes_dropped_total', { kind: 'log' })).toBe(10);
-    state.settle({ projectId: p, log: entry(p, 11), logCap: 10 });
+    state.write({ projectId: p, log: entry(p, 11), logCap: 10 });
     expect(await metric(registry, 'switchyard_state_writes_dropped_total', { kind: 'log' })).toBe(11);
     await state.flush();
   });
@@ -213,8 +213,8 @@ describe('redis runtime state when Redis goes away', () => {
     });
     expect(state.backend).toBe('redis');
     const p = projectId('early');
-    state.settle({ projectId: p, log: entry(p, 1), logCap: 10 });
-    state.settle({ projectId: p, log: entry(p, 2), logCap: 10 });
+    state.write({ projectId: p, log: entry(p, 1), logCap: 10 });
+    state.write({ projectId: p, log: entry(p, 2), logCap: 10 });
     await state.flush();
     expect(ids((await state.queryLogs(p, { limit: 10 })).entries)).toEqual(
       [entry(p, 2), entry(p, 1)].map((e) => e.request_log_id),

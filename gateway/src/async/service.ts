@@ -1,17 +1,13 @@
 import { randomUUID } from 'node:crypto';
-import type { FastifyBaseLogger } from 'fastify';
 import type { Logger } from 'pino';
-import type { AuthContext } from '../auth/authenticate.ts';
 import { GatewayError } from '../errors/index.ts';
-import { describeRefusal } from '../pipeline/describe.ts';
-import type { Exchange } from '../pipeline/exchange.ts';
-import type { Outcome } from '../pipeline/outcome.ts';
-import { admitAsync, runPipeline } from '../pipeline/run.ts';
-import { type SettleDeps, settle } from '../pipeline/settle.ts';
-import type { PipelineStages } from '../pipeline/stages.ts';
+import { type Exchange, newProgress } from '../pipeline/exchange.ts';
+import type { Prepared } from '../pipeline/prepare.ts';
+import type { FinishedResult } from '../pipeline/result.ts';
+import type { Pipeline } from '../pipeline/run.ts';
+import type { Settle } from '../pipeline/settle.ts';
 import type { NativeBody } from '../requests/native-schema.ts';
 import { wrappedBody } from '../responses/encode-native.ts';
-import type { RuntimeProject } from '../snapshot/runtime.ts';
 import type { SnapshotStore } from '../snapshot/store.ts';
 import type { WebhookDispatcher } from '../webhooks/dispatcher.ts';
 import type { ResultBus } from './bus.ts';
@@ -32,8 +28,8 @@ export interface AsyncAck {
 
 export interface AsyncDeps {
   snapshots: SnapshotStore;
-  stages: PipelineStages;
-  settle: SettleDeps;
+  pipeline: Pipeline;
+  settle: Settle;
   logger: Logger;
   now: () => number;
   config: AsyncConfig;
@@ -47,9 +43,6 @@ export interface AsyncDeps {
 export const topicOf = (projectId: string, channelId: string): string =>
   `ai_response:${projectId}:${channelId}`;
 
-/** Admission ran when the request was accepted; the job must not count it twice. */
-const admitted = async (): Promise<void> => {};
-
 export type CallbackAnswer = { status: 'completed'; channel_id: string; task_id: string | null };
 
 /**
@@ -60,28 +53,26 @@ export type CallbackAnswer = { status: 'completed'; channel_id: string; task_id:
  */
 export class AsyncService {
   readonly #d: AsyncDeps;
-  readonly #jobStages: PipelineStages;
 
   constructor(deps: AsyncDeps) {
     this.#d = deps;
-    this.#jobStages = { ...deps.stages, admit: admitted };
   }
 
   get deps(): AsyncDeps {
     return this.#d;
   }
 
-  async accept(ex: Exchange, body: NativeBody, baseUrl: string): Promise<AsyncAck> {
-    const p = await admitAsync(this.#d.stages, ex, { body, mode: 'async' });
+  /**
+   * Admits the request now (refusals are thrown for the surface's error encoder) and queues its job;
+   * `channelId` is the new channel's id (the route logs the acceptance under it).
+   */
+  async accept(ex: Exchange, body: NativeBody, baseUrl: string, channelId: string): Promise<AsyncAck> {
+    const accepted = await this.#d.pipeline.accept(ex, { body, stream: false });
+    if (accepted.kind === 'refused') throw accepted.error;
+    const p = accepted.prepared;
     const projectId = ex.auth.project.config.id;
-    const channelId = randomUUID();
-    ex.record.channelId = channelId;
-    const wf = p.workflowName ? ex.auth.project.workflows.get(p.workflowName) : undefined;
-    // Session seam: a session workflow's id is the client's, or the one the session stage put on
-    // the record at admission; sessions are another feature's, so this only passes it through.
-    const sessionId = wf?.config.sessionMemory.enabled
-      ? (ex.record.sessionId ?? body.session_id ?? null)
-      : null;
+    // A session workflow's id: the client's, or the one the session feature started at admission.
+    const sessionId = accepted.notes.sessionId ?? null;
     const now = this.#d.now();
     const doc: ChannelDoc = {
       channel_id: channelId,
@@ -102,7 +93,7 @@ export class AsyncService {
       keyHash: ex.auth.keyHash,
       body: sessionId && !body.session_id ? { ...body, session_id: sessionId } : body,
       acceptedAt: now,
-      ...(ex.admittedTokens !== undefined ? { admittedTokens: ex.admittedTokens } : {}),
+      ...accepted.notes.carried,
     };
     let token: string;
     try {
@@ -154,52 +145,52 @@ export class AsyncService {
     const runtime = this.#d.snapshots.current;
     const project = runtime?.projects.get(job.projectId);
     const key = runtime?.keys.get(job.keyHash);
-    const ex: Exchange = {
-      id: randomUUID(),
-      surface: 'async',
-      startedAt: performance.now(),
-      auth: { key: key as AuthContext['key'], keyHash: job.keyHash, project: project as RuntimeProject },
-      signal: new AbortController().signal,
-      record: { surface: 'async', project: job.projectId, keyId: key?.keyId, channelId: job.channelId },
-      ...(job.admittedTokens !== undefined ? { admittedTokens: job.admittedTokens } : {}),
-    };
+    const id = randomUUID();
+    const startedAt = performance.now();
     let body: ResultBody;
-    let outcome: Exclude<Outcome, { kind: 'streaming' }> | undefined;
+    let result: FinishedResult | undefined;
+    let error: GatewayError | undefined;
+    let prepared: Prepared | undefined;
     if (!project || !key || key.notAfterMs <= this.#d.now()) {
-      body = errorResult(
-        ex,
-        rec.doc,
-        'invalid_api_key',
-        401,
-        'The API key or project was removed before the job ran.',
-      );
+      error = new GatewayError('invalid_api_key', 'The API key or project was removed before the job ran.');
+      body = errorResult(id, startedAt, rec.doc, error);
     } else {
-      try {
-        const o = await runPipeline(this.#jobStages, ex, { body: job.body, mode: 'async' });
-        if (o.kind === 'streaming') throw new Error('async jobs never stream');
-        outcome = o;
-        body = wrappedBody(ex, o);
-      } catch (err) {
-        if (!(err instanceof GatewayError)) throw err; // infrastructure: the job retries
-        describeRefusal(ex.record, err);
-        body = errorResult(ex, rec.doc, err.code, err.status, err.message);
-      }
+      const ex: Exchange = {
+        id,
+        kind: 'job',
+        surface: 'async',
+        startedAt,
+        auth: { key, keyHash: job.keyHash, project },
+        signal: new AbortController().signal,
+        ...(job.admittedTokens !== undefined ? { carried: { admittedTokens: job.admittedTokens } } : {}),
+        progress: newProgress(),
+      };
+      const r = await this.#d.pipeline.run(ex, { body: job.body, stream: false });
+      if (r.kind === 'streaming') throw new Error('async jobs never stream');
+      result = r;
+      prepared = r.prepared;
+      body = r.kind === 'refused' ? errorResult(id, startedAt, rec.doc, r.error) : wrappedBody(ex, r);
     }
-    const ok = outcome?.kind === 'answered';
-    const durationMs = performance.now() - ex.startedAt;
-    settle(
-      this.#d.settle,
-      {
-        id: ex.id,
-        method: 'POST',
-        path: '/v1/ai/async',
-        status: ok ? 200 : (body.meta.http_status ?? 502),
-        durationMs,
-        record: ex.record,
-      },
+    const ok = result?.kind === 'answered';
+    this.#d.settle({
+      id,
+      surface: 'async',
+      type: 'request',
+      method: 'POST',
+      path: '/v1/ai/async',
+      httpStatus: ok ? 200 : (body.meta.http_status ?? 502),
+      durationMs: performance.now() - startedAt,
       project,
-      this.#d.logger as unknown as FastifyBaseLogger,
-    );
+      keyId: key?.keyId,
+      prepared,
+      notes: result?.notes ?? {},
+      result,
+      error,
+      aborted: false,
+      stream: false,
+      channelId: job.channelId,
+      body: job.body,
+    });
     const now = this.#d.now();
     if (ok && rec.doc.event_name && project) {
       const deadline = now + this.#d.config.callbackTimeoutMs;
@@ -214,7 +205,7 @@ export class AsyncService {
         deadline,
       );
       await this.#d.webhooks.emit(project, 'task.ai_generated', this.#aiGenerated(doc), job.channelId);
-      if (outcome?.prepared.plan.testMode) {
+      if (prepared?.plan.testMode) {
         const at = now + this.#d.config.simulatedBackendMs;
         await this.#d.runner.scheduleTimer(
           { kind: 'simulate', channelId: job.channelId, projectId: job.projectId, atMs: at },
@@ -389,39 +380,30 @@ export class AsyncService {
   }
 }
 
-function errorResult(
-  ex: Exchange,
-  doc: ChannelDoc,
-  code: string,
-  status: number,
-  message: string,
-): ResultBody {
+/** A job refused (or whose key went away): the wrapped error body, in the refusal's own words. */
+function errorResult(id: string, startedAt: number, doc: ChannelDoc, err: GatewayError): ResultBody {
   return {
     data: null,
     customer_data: {},
-    error: { message, code, details: { status, message } },
+    error: { message: err.message, code: err.code, details: { status: err.status, message: err.message } },
     meta: {
       status: 'error',
-      http_status: status,
+      http_status: err.status,
       workflow: doc.workflow,
       requested_provider: '',
       requested_model: '',
       used_provider: null,
       used_model: null,
-      duration_ms: Math.round(performance.now() - ex.startedAt),
+      duration_ms: Math.round(performance.now() - startedAt),
       usage: {},
       structured_output: false,
       attempts: [],
-      request_log_id: ex.id,
+      request_log_id: id,
     },
     backups: [],
   };
 }
 
-/**
- * 409 and 410 of the callback endpoint. Its own class for now (http/callback-routes.ts encodes it in
- * the native error shape); the lead may fold the two codes into errors/gateway-error.ts.
- */
 /** A refused callback: 409 (the channel awaits none) or 410 (its window closed). */
 export class CallbackError extends GatewayError {
   constructor(code: 'callback_conflict' | 'callback_window_closed', message: string, hint?: string) {

@@ -8,21 +8,23 @@ import Fastify, {
   LogController,
 } from 'fastify';
 import type { Logger } from 'pino';
-import { asyncFeature } from '../async/feature.ts';
+import type { AsyncFeature } from '../async/feature.ts';
 import { authenticate, requireScope } from '../auth/authenticate.ts';
 import type { ConsoleBackend } from '../console/backend.ts';
 import { consoleRoutes } from '../console/routes.ts';
 import { GatewayError } from '../errors/index.ts';
 import type { GatewayMetrics } from '../observability/metrics.ts';
-import { settle } from '../pipeline/settle.ts';
-import type { PipelineStages } from '../pipeline/stages.ts';
+import type { Pipeline } from '../pipeline/run.ts';
+import type { Settle } from '../pipeline/settle.ts';
 import { LIMITS } from '../requests/limits.ts';
+import type { SessionStore } from '../sessions/types.ts';
 import type { SnapshotStore } from '../snapshot/store.ts';
 import type { RuntimeState } from '../state/types.ts';
 import { asyncRoutes } from './async-routes.ts';
 import { compatRoutes } from './compat-routes.ts';
 import './context.ts';
 import { sendError, surfaceOf } from './errors.ts';
+import { finishedOf } from './finished.ts';
 import { nativeRoutes } from './native-routes.ts';
 import { readRoutes } from './read-routes.ts';
 import { sessionRoutes } from './session-routes.ts';
@@ -33,7 +35,10 @@ export interface GatewayAppOptions {
   metrics: GatewayMetrics;
   logger: Logger;
   state: RuntimeState;
-  stages: PipelineStages;
+  pipeline: Pipeline;
+  settle: Settle;
+  jobs: AsyncFeature;
+  sessions: SessionStore;
   /** Wall clock for request-log times and usage buckets (tests inject one). */
   now: () => number;
   /** Where the console API writes workflows; the console routes answer 503 without one. */
@@ -44,8 +49,7 @@ export interface GatewayAppOptions {
 export const API_PREFIXES = ['/v1', '/api/v1'] as const;
 
 export function buildGatewayApp(opts: GatewayAppOptions): FastifyInstance {
-  const { store, metrics, logger, state, stages, now } = opts;
-  const settleDeps = { metrics, state, now, infoEnabled: () => logger.isLevelEnabled('info') };
+  const { store, metrics, logger, state, pipeline, settle, now } = opts;
   const app = Fastify({
     loggerInstance: logger as FastifyBaseLogger,
     // Our own onResponse hook writes the one log line per request; fastify's two are switched off.
@@ -58,9 +62,11 @@ export function buildGatewayApp(opts: GatewayAppOptions): FastifyInstance {
     routerOptions: { ignoreTrailingSlash: true },
   });
   app.decorateRequest('auth', null);
-  app.decorateRequest('record', null as never);
   app.decorateRequest('startedAt', 0);
   app.decorateRequest('accounted', false);
+  app.decorateRequest('exchange', null);
+  app.decorateRequest('refusal', null);
+  app.decorateRequest('logAs', null);
   void app.register(multipart, { attachFieldsToBody: false });
   // `curl -d '{...}'` labels JSON as a form, and some clients send text/plain: read a JSON body under
   // those labels too (with the same proto-poisoning checks) rather than refuse a plainly JSON request.
@@ -76,33 +82,28 @@ export function buildGatewayApp(opts: GatewayAppOptions): FastifyInstance {
    * that goes away first (a dropped stream, a timeout on a slow upstream) would otherwise stay
    * "in flight" forever and never be settled.
    */
-  const account = (req: FastifyRequest, reply: FastifyReply): void => {
+  const account = (req: FastifyRequest, reply: FastifyReply, aborted: boolean): void => {
     // A decorated flag, not a WeakSet: WeakSet.add cost ~0.6 % of the gateway's CPU under load.
     if (req.accounted) return;
     req.accounted = true;
-    if (req.routeOptions.config?.scope) metrics.inFlight.dec({ surface: req.record.surface });
-    const finished = {
-      id: req.id,
-      method: req.method,
-      path: req.url.split('?')[0] ?? req.url,
-      status: reply.statusCode,
-      durationMs: performance.now() - req.startedAt,
-      record: req.record,
-    };
-    settle(settleDeps, finished, req.auth?.project, req.log);
+    if (req.routeOptions.config?.scope)
+      metrics.inFlight.dec({ surface: req.routeOptions.config.surface ?? 'other' });
+    const durationMs = performance.now() - req.startedAt;
+    const result = req.exchange?.progress.result;
+    // A stream is settled once it has ended (its usage and cost known), also when its client left.
+    if (result?.kind === 'streaming')
+      void result.ended.then((end) => settle(finishedOf(req, reply, durationMs, aborted, end)));
+    else settle(finishedOf(req, reply, durationMs, aborted));
   };
 
   app.addHook('onRequest', async (req, reply) => {
     req.startedAt = performance.now();
-    const surface = req.routeOptions.config?.surface;
-    req.record = { surface: surface ?? 'other' };
     const scope = req.routeOptions.config?.scope;
     if (!scope) return;
-    metrics.inFlight.inc({ surface: surface ?? 'other' });
+    metrics.inFlight.inc({ surface: req.routeOptions.config?.surface ?? 'other' });
     reply.raw.once('close', () => {
       if (reply.raw.writableFinished) return; // onResponse accounts for it
-      req.record.outcome = 'aborted';
-      account(req, reply);
+      account(req, reply, true);
     });
     const runtime = store.current;
     if (!runtime)
@@ -111,16 +112,14 @@ export function buildGatewayApp(opts: GatewayAppOptions): FastifyInstance {
       });
     const auth = authenticate(req.headers.authorization, runtime, now());
     req.auth = auth;
-    req.record.project = auth.key.projectId;
-    req.record.keyId = auth.key.keyId;
     requireScope(auth, scope);
   });
 
-  app.addHook('onResponse', async (req, reply) => account(req, reply));
+  app.addHook('onResponse', async (req, reply) => account(req, reply, false));
 
   app.setErrorHandler((err, req, reply) => sendError(err, req, reply));
   app.setNotFoundHandler((req, reply) => {
-    req.record.surface = surfaceOf(req);
+    req.logAs = { surface: surfaceOf(req) };
     return sendError(
       new GatewayError('not_found', `No route for ${req.method} ${req.url.split('?')[0]}.`),
       req,
@@ -131,12 +130,12 @@ export function buildGatewayApp(opts: GatewayAppOptions): FastifyInstance {
   for (const prefix of API_PREFIXES) {
     void app.register(
       async (scoped) => {
-        nativeRoutes(scoped, stages);
-        compatRoutes(scoped, stages);
+        nativeRoutes(scoped, pipeline);
+        compatRoutes(scoped, pipeline);
         readRoutes(scoped, state, now);
-        sessionRoutes(scoped, state, now);
-        asyncRoutes(scoped, asyncFeature({ store, state, stages, metrics, logger, now }));
-        webhookRoutes(scoped, asyncFeature({ store, state, stages, metrics, logger, now }));
+        sessionRoutes(scoped, opts.sessions);
+        asyncRoutes(scoped, opts.jobs.service);
+        webhookRoutes(scoped, opts.jobs.webhooks);
       },
       { prefix },
     );

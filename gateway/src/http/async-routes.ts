@@ -1,6 +1,7 @@
+import { randomUUID } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
-import type { AsyncFeature } from '../async/feature.ts';
+import type { AsyncService } from '../async/service.ts';
 import { GatewayError } from '../errors/index.ts';
 import { LIMITS } from '../requests/limits.ts';
 import { nativeBody } from '../requests/native-schema.ts';
@@ -34,8 +35,7 @@ function channelParam(req: FastifyRequest): string {
  * (state and result, for clients without a socket), POST /callback/{channel_id} (the backend of a
  * pipeline workflow). Channels of another project are 404: they do not exist for this key.
  */
-export function asyncRoutes(app: FastifyInstance, feature: AsyncFeature): void {
-  const { service } = feature;
+export function asyncRoutes(app: FastifyInstance, service: AsyncService): void {
   app.post(
     '/ai/async',
     { config: { surface: 'native', scope: 'ai' }, bodyLimit: LIMITS.nativeBodyBytes },
@@ -43,7 +43,14 @@ export function asyncRoutes(app: FastifyInstance, feature: AsyncFeature): void {
       const body = parseBody(nativeBody, req.body);
       if (body.stream)
         throw new GatewayError('invalid_request', 'Async requests do not stream.', { param: 'stream' });
-      const ack = await service.accept(exchangeOf(req, reply, 'native'), body, baseUrlOf(req));
+      const channelId = randomUUID();
+      const ack = await service.accept(
+        exchangeOf(req, reply, 'native', 'accept'),
+        body,
+        baseUrlOf(req),
+        channelId,
+      );
+      req.logAs = { channelId };
       return reply.code(202).send(ack);
     },
   );
@@ -69,8 +76,7 @@ export function asyncRoutes(app: FastifyInstance, feature: AsyncFeature): void {
 
   app.post('/callback/:channel_id', { config: { surface: 'native', scope: 'ai' } }, async (req) => {
     const channelId = channelParam(req);
-    req.record.channelId = channelId;
-    req.record.logType = 'callback';
+    req.logAs = { type: 'callback', channelId };
     const body = parseBody(callbackBody, req.body);
     return service.callback(authOf(req).project.config.id, channelId, body);
   });

@@ -2,8 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { type RequestType, STREAMABLE_REQUEST_TYPES } from '#contract';
 import type { AuthContext } from '../auth/authenticate.ts';
 import { GatewayError } from '../errors/index.ts';
-import { runPipeline } from '../pipeline/run.ts';
-import type { PipelineStages } from '../pipeline/stages.ts';
+import type { Pipeline } from '../pipeline/run.ts';
 import type { CanonicalResult } from '../providers/types.ts';
 import { compatChatToNative, rejectUnsupported } from '../requests/compat-chat.ts';
 import {
@@ -18,7 +17,7 @@ import { parseBody } from '../requests/zod-error.ts';
 import { chatCompletion, nativeData } from '../responses/data.ts';
 import { compatResult } from '../responses/encode-compat.ts';
 import { encodeStream } from '../responses/encode-stream.ts';
-import { authOf, exchangeOf } from './context.ts';
+import { authOf, serve } from './context.ts';
 import { modelObject, providerModels } from './models.ts';
 import { readTranscriptionForm } from './transcription-form.ts';
 
@@ -39,7 +38,7 @@ const CHAT_TYPES: readonly RequestType[] = STREAMABLE_REQUEST_TYPES;
  * The OpenAI-compatible surface: each endpoint parses its body into the native vocabulary, runs the
  * one pipeline, and renders the result in OpenAI's shape for that endpoint.
  */
-export function compatRoutes(app: FastifyInstance, stages: PipelineStages): void {
+export function compatRoutes(app: FastifyInstance, pipeline: Pipeline): void {
   /** Runs a non-streamed request of one of `allowed` types (the handler has passed compatAuth). */
   const answer = async (
     req: FastifyRequest,
@@ -47,10 +46,13 @@ export function compatRoutes(app: FastifyInstance, stages: PipelineStages): void
     body: NativeBody,
     allowed: readonly RequestType[],
   ): Promise<CanonicalResult> => {
-    const ex = exchangeOf(req, reply, 'compat');
-    const outcome = await runPipeline(stages, ex, { body, mode: 'sync', compat: { allowed } });
-    if (outcome.kind === 'streaming') throw new Error('a sync request produced a stream');
-    return compatResult(reply, ex, outcome);
+    const { ex, result } = await serve(pipeline, req, reply, 'compat', {
+      body,
+      stream: false,
+      compat: { allowed },
+    });
+    if (result.kind === 'streaming') throw new Error('a sync request produced a stream');
+    return compatResult(reply, ex, result);
   };
 
   const chat = async (req: FastifyRequest, reply: FastifyReply): Promise<unknown> => {
@@ -59,18 +61,17 @@ export function compatRoutes(app: FastifyInstance, stages: PipelineStages): void
     const body = parseBody(compatChatBody, req.body);
     const native = compatChatToNative(body);
     if (body.stream) {
-      const ex = exchangeOf(req, reply, 'compat');
-      const outcome = await runPipeline(stages, ex, {
+      const { ex, result } = await serve(pipeline, req, reply, 'compat', {
         body: native,
-        mode: 'stream',
+        stream: true,
         compat: { allowed: CHAT_TYPES },
       });
-      if (outcome.kind === 'streaming')
-        return encodeStream(reply, ex, outcome, {
+      if (result.kind === 'streaming')
+        return encodeStream(reply, ex, result, {
           dialect: 'compat',
           includeUsage: body.stream_options?.include_usage === true,
         });
-      compatResult(reply, ex, outcome);
+      compatResult(reply, ex, result);
       throw new Error('a stream request produced a plain answer');
     }
     const result = await answer(req, reply, native, CHAT_TYPES);

@@ -1,16 +1,24 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { ApiKeyScope } from '#contract';
 import type { AuthContext } from '../auth/authenticate.ts';
-import type { RequestRecord } from '../observability/request-record.ts';
-import type { Exchange } from '../pipeline/exchange.ts';
+import type { GatewayError } from '../errors/index.ts';
+import { type Exchange, newProgress } from '../pipeline/exchange.ts';
+import type { PipelineResult } from '../pipeline/result.ts';
+import type { Pipeline, PipelineRequest } from '../pipeline/run.ts';
+import type { RequestLogType } from '../state/types.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
     auth: AuthContext | null;
-    record: RequestRecord;
     startedAt: number;
     /** Set once the request has been settled (app.ts). */
     accounted: boolean;
+    /** The pipeline's exchange, once a surface started one (context.ts `exchangeOf`). */
+    exchange: Exchange | null;
+    /** The refusal the error encoder answered (http/errors.ts). */
+    refusal: GatewayError | null;
+    /** How a route logs its request, when not as a plain `request` of its surface (the callback, a 404). */
+    logAs: { type?: RequestLogType; channelId?: string; surface?: 'native' | 'compat' } | null;
   }
   interface FastifyContextConfig {
     surface?: 'native' | 'compat';
@@ -34,15 +42,37 @@ export function clientAbortSignal(raw: import('node:http').ServerResponse): Abor
   return ac.signal;
 }
 
-/** The pipeline's view of an HTTP request. */
-export function exchangeOf(req: FastifyRequest, reply: FastifyReply, surface: 'native' | 'compat'): Exchange {
-  return {
+/** The pipeline's view of an HTTP request; the request keeps it, so it is settled from it. */
+export function exchangeOf(
+  req: FastifyRequest,
+  reply: FastifyReply,
+  surface: 'native' | 'compat',
+  kind: Exchange['kind'] = 'request',
+): Exchange {
+  const ex: Exchange = {
     id: req.id,
+    kind,
     surface,
     startedAt: req.startedAt,
     auth: authOf(req),
     signal: clientAbortSignal(reply.raw),
-    record: req.record,
     cacheControl: req.headers['cache-control'],
+    progress: newProgress(),
   };
+  req.exchange = ex;
+  return ex;
+}
+
+/** Runs the pipeline for a surface's request; a refusal is thrown to the error encoder. */
+export async function serve(
+  pipeline: Pipeline,
+  req: FastifyRequest,
+  reply: FastifyReply,
+  surface: 'native' | 'compat',
+  request: PipelineRequest,
+): Promise<{ ex: Exchange; result: Exclude<PipelineResult, { kind: 'refused' }> }> {
+  const ex = exchangeOf(req, reply, surface);
+  const result = await pipeline.run(ex, request);
+  if (result.kind === 'refused') throw result.error;
+  return { ex, result };
 }

@@ -1,6 +1,5 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { errorBody, GatewayError } from '../errors/index.ts';
-import { describeRefusal } from '../pipeline/describe.ts';
 
 /** Fastify's own errors (body parsing, limits) in our vocabulary. */
 function fromFastify(err: FastifyError): GatewayError | undefined {
@@ -51,10 +50,8 @@ export function sendError(err: unknown, req: FastifyRequest, reply: FastifyReply
       'The gateway failed to handle the request; it is safe to retry.',
     );
   }
-  // The error encoder is where refusals are recorded; a provider failure was recorded by the pipeline.
-  if (req.record.outcome === undefined || req.record.outcome === 'success') {
-    describeRefusal(req.record, ge);
-  } else req.record.errorCode ??= ge.code;
+  // The error encoder is where refusals are recorded (a failed chain's own record wins at settle).
+  req.refusal = ge;
   if (ge.retryAfterSeconds !== undefined) void reply.header('retry-after', String(ge.retryAfterSeconds));
   if (ge.headers) void reply.headers(ge.headers);
   return reply.code(ge.status).send(errorBody(surfaceOf(req), ge));

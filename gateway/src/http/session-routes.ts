@@ -1,8 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { GatewayError } from '../errors/index.ts';
-import { sessionStoreFor } from '../sessions/store.ts';
-import { SESSION_ID } from '../sessions/types.ts';
-import type { RuntimeState } from '../state/types.ts';
+import { SESSION_ID, type SessionStore } from '../sessions/types.ts';
 import { authOf } from './context.ts';
 
 /**
@@ -10,8 +8,7 @@ import { authOf } from './context.ts';
  * turns, running summary and summary version). Reading does not extend its life. Unknown, expired,
  * malformed and other projects' ids are all the same 404.
  */
-export function sessionRoutes(app: FastifyInstance, state: RuntimeState, now: () => number): void {
-  const store = sessionStoreFor(state, now);
+export function sessionRoutes(app: FastifyInstance, store: SessionStore): void {
   app.get<{ Params: { id: string } }>('/sessions/:id', { config: { scope: 'console' } }, async (req) => {
     const auth = authOf(req);
     const id = req.params.id.toLowerCase();

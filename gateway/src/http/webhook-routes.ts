@@ -1,8 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import type { AsyncFeature } from '../async/feature.ts';
 import { GatewayError } from '../errors/index.ts';
 import { parseBody } from '../requests/zod-error.ts';
+import type { WebhookDispatcher } from '../webhooks/dispatcher.ts';
 import { authOf } from './context.ts';
 
 const since = z.union([
@@ -19,8 +19,7 @@ const replayBody = z.object({ since });
  * Dead letters of the key's project (console scope): list (since a time), replay one, replay all
  * since a time. A replay sends the event again from attempt 1 with the same webhook-id.
  */
-export function webhookRoutes(app: FastifyInstance, feature: AsyncFeature): void {
-  const { webhooks } = feature;
+export function webhookRoutes(app: FastifyInstance, webhooks: WebhookDispatcher): void {
   const store = () => webhooks;
   app.get('/webhooks/dead-letters', { config: { scope: 'console' } }, async (req) => {
     const q = listQuery.safeParse(req.query);

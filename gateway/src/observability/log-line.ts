@@ -3,8 +3,9 @@ import type { RequestRecord } from './request-record.ts';
 
 export interface FinishedRequest {
   id: string;
-  method: string;
-  path: string;
+  /** Null for exchanges that are not HTTP requests (session summaries). */
+  method: string | null;
+  path: string | null;
   status: number;
   durationMs: number;
   record: RequestRecord;

@@ -12,14 +12,13 @@ export type RequestOutcome =
   | 'unavailable';
 
 /**
- * What one request did. Pipeline stages fill it in (pipeline/describe.ts is the one place that
- * copies an outcome into it); the settle stage turns it, once, into the log line, the metrics, the
- * request-log entry and the usage increment.
+ * What one exchange did, flat: built once when it is settled (pipeline/finished.ts `recordOf`), and
+ * turned into the log line, the metrics, the request-log entry and the usage increment.
  */
 export interface RequestRecord {
   /** The request-log entry type; `request` unless the route says otherwise (e.g. `callback`). */
   logType?: RequestLogType;
-  surface: 'native' | 'compat' | 'async' | 'other';
+  surface: 'native' | 'compat' | 'async' | 'internal' | 'other';
   project?: string;
   keyId?: string;
   workflow?: string | null;

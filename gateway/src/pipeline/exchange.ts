@@ -1,31 +1,56 @@
 import type { AuthContext } from '../auth/authenticate.ts';
-import type { RequestRecord } from '../observability/request-record.ts';
+import type { Prepared } from './prepare.ts';
+import type { Notes, PipelineResult } from './result.ts';
 
-/** Which surface a request came in through; `async` is a job run by a worker, not an HTTP answer. */
-export type Surface = 'native' | 'compat' | 'async';
+/** Which surface a request came in through; `async` is a job run by a worker, `internal` a call of our own. */
+export type Surface = 'native' | 'compat' | 'async' | 'internal';
 
 /**
- * One request on its way through the pipeline: who asked, through which surface, and (in `record`)
- * what it did. Stages write the record; the settle stage turns it into the log line, the metrics,
- * the request-log entry and the usage increment, once.
+ * What an exchange is for. `request` is answered in its HTTP response; `accept` is the admission of
+ * an async request (POST /v1/ai/async), whose `job` runs later on whichever pod takes it; `summary`
+ * is a session-summary call. Features use it to decide what to do (a job's rate units were taken
+ * when it was accepted, a summary counts toward caps but not toward rate limits).
  */
-export interface Exchange {
-  /** The request_log_id. */
-  id: string;
-  surface: Surface;
-  /** performance.now() when the request arrived. */
-  startedAt: number;
-  auth: AuthContext;
-  /** Aborted when the client goes away: upstream work stops. */
-  signal: AbortSignal;
-  record: RequestRecord;
-  /** The request's Cache-Control header: the response cache honours no-cache and no-store. */
-  cacheControl?: string | undefined;
-  /** The `x-ratelimit-*` headers admission measured, sent with the answer (as OpenAI does). */
-  rateLimitHeaders?: Record<string, string>;
-  /**
-   * Tokens admission took from token rate limits. An async job carries it from the accepting
-   * exchange to its own, so the job's real usage corrects what was taken.
-   */
+export type ExchangeKind = 'request' | 'accept' | 'job' | 'summary';
+
+/** What an accepted async request's admission leaves for its job, which corrects it when it ends. */
+export interface Carried {
+  /** Tokens taken from token rate limits at acceptance. */
   admittedTokens?: number;
 }
+
+/**
+ * What the pipeline has established about an exchange so far. Only the pipeline (run.ts) writes it;
+ * the transport reads it once, when the exchange is settled (also after a client went away mid-way).
+ */
+export interface Progress {
+  /** The client asked for a stream. */
+  stream: boolean;
+  prepared: Prepared | undefined;
+  notes: Notes;
+  result: PipelineResult | undefined;
+}
+
+/** One request, job or internal call on its way through the pipeline. Transport-neutral. */
+export interface Exchange {
+  /** The request_log_id. */
+  readonly id: string;
+  readonly kind: ExchangeKind;
+  readonly surface: Surface;
+  /** performance.now() when it started. */
+  readonly startedAt: number;
+  readonly auth: AuthContext;
+  /** Aborted when the client goes away: upstream work stops. */
+  readonly signal: AbortSignal;
+  /** The request's Cache-Control header: the response cache honours no-cache and no-store. */
+  readonly cacheControl?: string | undefined;
+  readonly carried?: Carried | undefined;
+  readonly progress: Progress;
+}
+
+export const newProgress = (): Progress => ({
+  stream: false,
+  prepared: undefined,
+  notes: {},
+  result: undefined,
+});

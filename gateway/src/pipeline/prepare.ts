@@ -1,11 +1,11 @@
 import { isStreamable, type RequestType, takesStructuredOutput } from '#contract';
 import type { AuthContext } from '../auth/authenticate.ts';
+import { customerData } from '../domain/customer-data.ts';
 import { GatewayError } from '../errors/index.ts';
 import type { CanonicalRequest } from '../providers/types.ts';
 import { inferRequestType, toCanonical } from '../requests/canonical.ts';
 import type { NativeBody } from '../requests/native-schema.ts';
 import { resolveStructured, schemaName } from '../requests/structured.ts';
-import { customerData } from '../responses/native.ts';
 import type { ExecutionPlan } from '../routing/plan.ts';
 import { resolveRoute } from '../routing/resolve.ts';
 import type { RuntimeWorkflow } from '../snapshot/runtime.ts';
@@ -21,6 +21,8 @@ export interface Prepared {
   backups: { position: number; provider: string; model: string }[];
   customerData: Record<string, unknown>;
   eventName: string | undefined;
+  /** The session the client continues (session-memory workflows), as sent. */
+  sessionId: string | undefined;
 }
 
 export interface PrepareOptions {
@@ -126,5 +128,6 @@ export function prepare(auth: AuthContext, body: NativeBody, opts: PrepareOption
     backups: wf?.backups ?? [],
     customerData: wf ? customerData(wf.config.cacheFields, body as Record<string, unknown>) : {},
     eventName: wf?.config.eventName,
+    sessionId: body.session_id,
   };
 }

@@ -1,142 +1,238 @@
+import type { Logger } from 'pino';
 import type { RequestType } from '#contract';
-import { replayHit, structuredOf } from '../cache/replay.ts';
-import { type GatewayError, workflowBudgetExceeded } from '../errors/index.ts';
-import type { ChatRequest, CompletionRequest } from '../providers/types.ts';
+import { answerCost } from '../domain/cost.ts';
+import { reportedUsage } from '../domain/usage.ts';
+import { GatewayError, workflowBudgetExceeded } from '../errors/index.ts';
+import type { CanonicalResult, ChatRequest, CompletionRequest } from '../providers/types.ts';
 import type { NativeBody } from '../requests/native-schema.ts';
 import type { Attempt } from '../routing/attempts.ts';
-import { execute } from '../routing/execute.ts';
+import { execute, structuredValue } from '../routing/execute.ts';
+import type { ExecutionPlan } from '../routing/plan.ts';
 import { openStream } from '../routing/stream.ts';
-import {
-  canonicalUsage,
-  describeFailure,
-  describePrepared,
-  describeResult,
-  describeStreamStart,
-} from './describe.ts';
+import type { UpstreamError } from '../upstream/errors.ts';
 import type { Exchange } from './exchange.ts';
-import type { Outcome } from './outcome.ts';
+import type { Feature } from './feature.ts';
 import { type Prepared, prepare } from './prepare.ts';
-import type { PipelineStages } from './stages.ts';
-import { followStream } from './stream.ts';
+import type { Answer, Failure, FinishedResult, Notes, PipelineResult, Refused } from './result.ts';
+import { Runs } from './runs.ts';
+import { followStream, replayStream } from './stream.ts';
 
 export interface PipelineRequest {
   body: NativeBody;
-  /** `sync` answers in the response, `stream` as SSE, `async` as a job result. */
-  mode: 'sync' | 'stream' | 'async';
+  /** Answer as a stream of events (SSE) rather than at once. */
+  stream: boolean;
   /** Compatible surface: `model` names a workflow of one of these request types. */
   compat?: { allowed: readonly RequestType[] } | undefined;
 }
 
+/** An async request's admission: accepted (its job runs later) or refused at once. */
+export type Acceptance = { kind: 'accepted'; prepared: Prepared; notes: Notes } | Refused;
+
 /**
- * The request pipeline (DESIGN.md "One request pipeline"), the same for every surface:
+ * The request pipeline, the same for every surface, job and internal call:
  *
- *   authenticate (app.ts onRequest) → parse (the surface) → prepare → admit → cache lookup
- *   → session → failover chain → [encode (the surface)] → settle (pipeline/settle.ts, at response end)
+ *   prepare → features begin (in their declared order: limits and caps, cache, sessions)
+ *   → [an answer from a feature, or: gate → failover chain] → features finish → result
  *
- * Errors before the chain are GatewayErrors (the surface's error encoder answers them); a failed
- * chain is an outcome, not an exception, because the native surface answers it with HTTP 200.
+ * Surfaces parse before it and encode its result; the transport settles the exchange after the
+ * answer (settle.ts). Refusals (GatewayErrors) are results, not exceptions: a surface throws them to
+ * its error encoder. A failed chain is a result too, because the native surface answers it with 200.
  */
-export async function runPipeline(
-  stages: PipelineStages,
-  ex: Exchange,
-  req: PipelineRequest,
-): Promise<Outcome> {
-  const p = prepare(ex.auth, req.body, { compat: req.compat, async: req.mode === 'async' });
-  describePrepared(ex.record, p, req.mode === 'stream');
-  // Bodies reach the request log only for projects that ask for them (Project spec.requestLogs.bodies).
-  if (ex.auth.project.config.requestLogs.bodies) ex.record.bodies = { request: req.body, response: null };
-  await stages.admit(ex, p);
-  const cached = await stages.cacheLookup(ex, p);
-  if (cached) {
-    describeResult(ex.record, p, undefined, cached, []);
-    stages.completed(ex, p, { ok: true, result: cached, usage: canonicalUsage(cached), fromCache: true });
-    if (req.mode === 'stream')
-      return { kind: 'streaming', prepared: p, slot: undefined, events: replayHit(ex, cached) };
-    return {
-      kind: 'answered',
-      prepared: p,
-      result: cached,
+export class Pipeline {
+  readonly #features: readonly Feature[];
+  readonly #logger: Logger;
+
+  constructor(features: readonly Feature[], logger: Logger) {
+    this.#features = features;
+    this.#logger = logger;
+  }
+
+  /** A request answered at once or as a stream, or an async job. */
+  async run(ex: Exchange, req: PipelineRequest): Promise<PipelineResult> {
+    ex.progress.stream = req.stream;
+    const p = this.#prepare(ex, req, ex.kind === 'job');
+    if (!('plan' in p)) return p;
+    return this.#serve(ex, p, req.stream);
+  }
+
+  /** POST /v1/ai/async: prepared and admitted now, so refusals answer at once; the job runs later. */
+  async accept(ex: Exchange, req: PipelineRequest): Promise<Acceptance> {
+    const p = this.#prepare(ex, req, true);
+    if (!('plan' in p)) return p;
+    let runs: Runs;
+    try {
+      runs = await Runs.begin(this.#features, ex, p, this.#logger);
+    } catch (err) {
+      return this.#refused(ex, p, err);
+    }
+    void runs.finish({ kind: 'queued' });
+    return { kind: 'accepted', prepared: runs.prepared, notes: runs.notes };
+  }
+
+  /** A call of our own on a prepared request (a session summary): the features and the chain. */
+  async call(ex: Exchange, p: Prepared): Promise<FinishedResult> {
+    ex.progress.prepared = p;
+    const r = await this.#serve(ex, p, false);
+    if (r.kind === 'streaming') throw new Error('an internal call produced a stream');
+    return r;
+  }
+
+  #prepare(ex: Exchange, req: PipelineRequest, async: boolean): Prepared | Refused {
+    try {
+      const p = prepare(ex.auth, req.body, { compat: req.compat, async });
+      ex.progress.prepared = p;
+      return p;
+    } catch (err) {
+      return this.#refused(ex, undefined, err);
+    }
+  }
+
+  async #serve(ex: Exchange, prepared: Prepared, stream: boolean): Promise<PipelineResult> {
+    let runs: Runs;
+    try {
+      runs = await Runs.begin(this.#features, ex, prepared, this.#logger);
+    } catch (err) {
+      return this.#refused(ex, prepared, err);
+    }
+    const p = runs.prepared;
+    ex.progress.prepared = p;
+    const given = runs.answer;
+    if (given) return this.#answered(ex, runs, p, given, stream);
+    let plan: ExecutionPlan;
+    try {
+      plan = { ...p.plan, guard: runs.toChain(p) };
+    } catch (err) {
+      runs.finishRefused(err);
+      return this.#refused(ex, p, err);
+    }
+    try {
+      return stream ? await this.#stream(ex, runs, p, plan) : await this.#call(ex, runs, p, plan);
+    } catch (err) {
+      // A guard refused where the chain starts (a cap without pricing, an outage policy), or a bug.
+      runs.finishRefused(err);
+      return this.#refused(ex, p, err);
+    }
+  }
+
+  /** An answer a feature gave (a cache hit): no provider, no cost; a stream replays it. */
+  async #answered(
+    ex: Exchange,
+    runs: Runs,
+    p: Prepared,
+    result: CanonicalResult,
+    stream: boolean,
+  ): Promise<PipelineResult> {
+    const answer: Answer = {
       slot: undefined,
-      structured: structuredOf(p, cached),
+      attempts: [],
+      result,
+      usage: reportedUsage(result),
+      costMicros: 0,
+      structured: structuredValue(p.plan, result),
     };
+    const durable = runs.finish({ kind: 'answered', answer });
+    if (durable) await durable;
+    if (stream) {
+      const { events, ended } = replayStream(ex, answer);
+      return this.#done(ex, {
+        kind: 'streaming',
+        prepared: p,
+        notes: runs.notes,
+        slot: undefined,
+        attempts: [],
+        events,
+        ended,
+      });
+    }
+    return this.#done(ex, { kind: 'answered', prepared: p, notes: runs.notes, answer });
   }
-  await stages.session(ex, p, req.body.session_id);
-  const guard = stages.slotGuard(ex, p);
-  if (guard) p.plan.guard = guard;
-  return req.mode === 'stream' ? stream(stages, ex, p) : answer(stages, ex, p);
-}
 
-/**
- * The synchronous half of an async request (POST /v1/ai/async): prepare and admit, so refusals
- * (4xx, 402, 429) answer at once; the job later runs runPipeline with admission already done.
- */
-export async function admitAsync(
-  stages: PipelineStages,
-  ex: Exchange,
-  req: PipelineRequest,
-): Promise<Prepared> {
-  const p = prepare(ex.auth, req.body, { compat: req.compat, async: true });
-  describePrepared(ex.record, p, false);
-  await stages.admit(ex, p);
-  // Session workflows: the session is checked (422/400 now, not in the job) or started, so the
-  // acknowledgement carries its id (ex.record.sessionId) and the job continues it.
-  await stages.session(ex, p, req.body.session_id);
-  // Nothing is answered on this exchange: stages give back the spend reservations (the job runs on
-  // its own exchange and reserves for itself); the rate units taken stand until the job ends.
-  stages.completed(ex, p, { ok: false, usage: undefined, queued: true });
-  return p;
-}
-
-async function answer(stages: PipelineStages, ex: Exchange, p: Prepared): Promise<Outcome> {
-  const outcome = await execute(p.plan, p.request, ex.signal);
-  if (!outcome.ok) {
-    describeFailure(ex.record, outcome.error, outcome.attempts);
-    stages.completed(ex, p, { ok: false, usage: undefined });
-    if (outcome.allSkipped) throw everySlotOverCap(ex, p, outcome.attempts);
-    return { kind: 'failed', prepared: p, error: outcome.error };
+  async #call(ex: Exchange, runs: Runs, p: Prepared, plan: ExecutionPlan): Promise<PipelineResult> {
+    const outcome = await execute(plan, p.request, ex.signal);
+    if (!outcome.ok) return this.#chainFailed(ex, runs, p, outcome);
+    const answer: Answer = {
+      slot: outcome.slot,
+      attempts: outcome.attempts,
+      result: outcome.result,
+      usage: reportedUsage(outcome.result),
+      costMicros: answerCost(plan, outcome.slot, reportedUsage(outcome.result), outcome.result),
+      structured: outcome.structured,
+    };
+    const durable = runs.finish({ kind: 'answered', answer });
+    if (durable) await durable;
+    return this.#done(ex, { kind: 'answered', prepared: p, notes: runs.notes, answer });
   }
-  describeResult(ex.record, p, outcome.slot, outcome.result, outcome.attempts);
-  const usage = canonicalUsage(outcome.result);
-  p.plan.guard?.commit(outcome.slot, usage);
-  const durable = stages.completed(ex, p, { ok: true, result: outcome.result, usage, fromCache: false });
-  if (durable) await durable;
-  return {
-    kind: 'answered',
-    prepared: p,
-    result: outcome.result,
-    slot: outcome.slot,
-    structured: outcome.structured,
-  };
-}
 
-async function stream(stages: PipelineStages, ex: Exchange, p: Prepared): Promise<Outcome> {
-  const opened = await openStream(p.plan, p.request as ChatRequest | CompletionRequest, ex.signal);
-  if (!opened.ok) {
-    describeFailure(ex.record, opened.error, opened.attempts);
-    stages.completed(ex, p, { ok: false, usage: undefined });
-    if (opened.allSkipped) throw everySlotOverCap(ex, p, opened.attempts);
-    return { kind: 'failed', prepared: p, error: opened.error };
+  async #stream(ex: Exchange, runs: Runs, p: Prepared, plan: ExecutionPlan): Promise<PipelineResult> {
+    const opened = await openStream(plan, p.request as ChatRequest | CompletionRequest, ex.signal);
+    if (!opened.ok) return this.#chainFailed(ex, runs, p, opened);
+    const { events, ended } = followStream(ex, runs, { ...p, plan }, opened);
+    return this.#done(ex, {
+      kind: 'streaming',
+      prepared: p,
+      notes: runs.notes,
+      slot: opened.slot,
+      attempts: opened.attempts,
+      events,
+      ended,
+    });
   }
-  // Before the encoder writes headers: they name the slot that answered.
-  describeStreamStart(ex.record, opened.slot, opened.attempts);
-  return { kind: 'streaming', prepared: p, slot: opened.slot, events: followStream(stages, ex, p, opened) };
-}
 
-/**
- * Only the slot guard skips slots, so a chain that called no provider is one whose every slot is
- * over its spend cap: 402 workflow_budget_exceeded with the skipped attempts (a refusal, which the
- * error encoder records, not a provider failure).
- */
-function everySlotOverCap(ex: Exchange, p: Prepared, attempts: Attempt[]): GatewayError {
-  delete ex.record.outcome;
-  delete ex.record.errorCode;
-  return workflowBudgetExceeded(
-    p.workflowName ?? p.requestedModel,
-    attempts.map((a) => ({
-      provider: a.provider,
-      model: a.model,
-      status: 'skipped' as const,
-      reason: { message: a.reason?.message ?? '' },
-    })),
-  );
+  /**
+   * Every slot failed, or none could be called. Only a slot guard skips slots, so a chain that
+   * called no provider is one whose every slot is over its spend cap: 402 workflow_budget_exceeded
+   * with the skipped attempts (a refusal, not a provider failure).
+   */
+  #chainFailed(
+    ex: Exchange,
+    runs: Runs,
+    p: Prepared,
+    outcome: { error: UpstreamError; attempts: Attempt[]; allSkipped: boolean },
+  ): PipelineResult {
+    if (outcome.allSkipped) {
+      const error = workflowBudgetExceeded(
+        p.workflowName ?? p.requestedModel,
+        outcome.attempts.map((a) => ({
+          provider: a.provider,
+          model: a.model,
+          status: 'skipped' as const,
+          reason: { message: a.reason?.message ?? '' },
+        })),
+      );
+      void runs.finish({ kind: 'refused', error });
+      return this.#done(ex, {
+        kind: 'refused',
+        prepared: p,
+        notes: runs.notes,
+        error,
+        attempts: outcome.attempts,
+      });
+    }
+    const e = outcome.error;
+    const failure: Failure = {
+      slot: undefined,
+      attempts: outcome.attempts,
+      code: e.code,
+      message: e.message,
+      providerMessage: e.providerMessage || e.message,
+      httpStatus: e.httpStatus,
+      upstreamStatus: e.status,
+      usage: undefined,
+      costMicros: 0,
+      aborted: ex.signal.aborted,
+    };
+    void runs.finish({ kind: 'failed', failure });
+    return this.#done(ex, { kind: 'failed', prepared: p, notes: runs.notes, failure });
+  }
+
+  #refused(ex: Exchange, prepared: Prepared | undefined, err: unknown): Refused {
+    // Not a refusal: a failure of ours, which the surface's error encoder answers as 503.
+    if (!(err instanceof GatewayError)) throw err;
+    return this.#done(ex, { kind: 'refused', prepared, notes: ex.progress.notes, error: err });
+  }
+
+  #done<R extends PipelineResult>(ex: Exchange, result: R): R {
+    ex.progress.result = result;
+    return result;
+  }
 }

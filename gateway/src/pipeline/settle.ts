@@ -1,22 +1,28 @@
-import type { FastifyBaseLogger } from 'fastify';
+import type { Logger } from 'pino';
 import { microsToUsd } from '#contract';
 import { countRequest, type FinishedRequest, requestLogLine } from '../observability/log-line.ts';
 import type { GatewayMetrics } from '../observability/metrics.ts';
-import type { RuntimeProject } from '../snapshot/runtime.ts';
 import type { RequestLogEntry, RuntimeState, UsageIncrement } from '../state/types.ts';
+import { type Finished, recordOf } from './finished.ts';
 
 export interface SettleDeps {
   metrics: GatewayMetrics;
   state: RuntimeState;
+  logger: Logger;
   /** Wall clock for log times and usage buckets (injected by tests). */
   now: () => number;
-  /** Whether info lines are written (the root logger's level). */
-  infoEnabled: () => boolean;
 }
+
+/** Settles one finished exchange: metrics, the log line, the request-log entry and the usage. */
+export type Settle = (f: Finished) => void;
 
 const HOUR_MS = 3_600_000;
 
-export function requestLogEntry(f: FinishedRequest, now: number): RequestLogEntry {
+export function requestLogEntry(
+  f: FinishedRequest,
+  now: number,
+  details?: Record<string, unknown>,
+): RequestLogEntry {
   const r = f.record;
   const outcome = r.outcome ?? (f.status < 400 ? 'success' : 'client_error');
   const usage = r.usage
@@ -26,6 +32,10 @@ export function requestLogEntry(f: FinishedRequest, now: number): RequestLogEntr
         total_tokens: r.usage.total_tokens ?? 0,
       }
     : null;
+  const saved =
+    r.costSavedMicros !== undefined
+      ? { cost_saved_usd: r.costSavedMicros === null ? null : microsToUsd(r.costSavedMicros) }
+      : undefined;
   return {
     request_log_id: f.id,
     type: r.logType ?? 'request',
@@ -54,9 +64,7 @@ export function requestLogEntry(f: FinishedRequest, now: number): RequestLogEntr
     ttft_ms: r.ttftMs === undefined ? null : Math.round(r.ttftMs * 1000) / 1000,
     customer_data: r.customerData ?? {},
     test_mode: r.testMode === true,
-    ...(r.costSavedMicros !== undefined
-      ? { details: { cost_saved_usd: r.costSavedMicros === null ? null : microsToUsd(r.costSavedMicros) } }
-      : {}),
+    ...(saved || details ? { details: { ...saved, ...details } } : {}),
     ...(r.bodies ? { bodies: r.bodies } : {}),
   };
 }
@@ -79,25 +87,34 @@ export function usageIncrement(f: FinishedRequest, now: number): UsageIncrement 
 }
 
 /**
- * The settle stage: once per request, after the answer has been sent. Counts it, writes the one log
- * line, and hands the request-log entry and usage to the state layer, which writes them in one
- * pipelined round trip without making anyone wait.
+ * The settle stage, the same for HTTP requests, async jobs and session summaries: once per
+ * exchange, after its answer. Counts it, writes the one log line, and hands the request-log entry
+ * and the usage to the state layer, which writes them in one pipelined round trip without making
+ * anyone wait. Calls of our own (`internal`) are logged as entries only.
  */
-export function settle(
-  deps: SettleDeps,
-  f: FinishedRequest,
-  project: RuntimeProject | undefined,
-  log: FastifyBaseLogger,
-): void {
-  countRequest(deps.metrics, f);
-  // Building the line allocates a dozen objects: skip it when info lines are not written (LOG_LEVEL=warn).
-  if (deps.infoEnabled()) log.info(requestLogLine(f));
-  if (!project || f.record.surface === 'other') return;
-  const now = deps.now();
-  deps.state.settle({
-    projectId: project.config.id,
-    log: requestLogEntry(f, now),
-    usage: usageIncrement(f, now),
-    logCap: project.config.requestLogs.maxEntries,
-  });
+export function createSettle(deps: SettleDeps): Settle {
+  return (f) => {
+    const line: FinishedRequest = {
+      id: f.id,
+      method: f.method,
+      path: f.path,
+      status: f.httpStatus,
+      durationMs: f.durationMs,
+      record: recordOf(f),
+    };
+    if (f.surface !== 'internal') {
+      countRequest(deps.metrics, line);
+      // Building the line allocates a dozen objects: skipped when info lines are not written.
+      if (deps.logger.isLevelEnabled('info')) deps.logger.info(requestLogLine(line));
+    }
+    const project = f.project;
+    if (!project || f.surface === 'other') return;
+    const now = deps.now();
+    deps.state.write({
+      projectId: project.config.id,
+      log: requestLogEntry(line, now, f.details),
+      usage: usageIncrement(line, now),
+      logCap: project.config.requestLogs.maxEntries,
+    });
+  };
 }

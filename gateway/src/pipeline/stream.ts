@@ -1,88 +1,232 @@
-import type { StreamEvent, Usage } from '../providers/types.ts';
+import { answerCost } from '../domain/cost.ts';
+import { resultEvents } from '../providers/replay.ts';
+import type { ChatResult, CompletionResult, StreamEvent, ToolCall, Usage } from '../providers/types.ts';
 import { toUpstreamError } from '../routing/execute.ts';
 import type { OpenedStream } from '../routing/stream.ts';
 import { checkStructured } from '../structured/validate.ts';
-import { describeStreamEnd } from './describe.ts';
 import type { Exchange } from './exchange.ts';
-import type { StreamEnd } from './outcome.ts';
+import type { RunEnd } from './feature.ts';
 import type { Prepared } from './prepare.ts';
-import type { PipelineStages } from './stages.ts';
+import type { Answer, Failure, StreamEnd } from './result.ts';
+import type { Runs } from './runs.ts';
+
+/** A stream's events, and its end once every feature has finished with it. */
+export interface FollowedStream {
+  events: AsyncGenerator<StreamEvent, StreamEnd, void>;
+  ended: Promise<StreamEnd>;
+}
+
+/** What a stream said so far: its text, tool calls, finish reason and reported usage. */
+class Tally {
+  text = '';
+  readonly #calls: { id: string; name: string; arguments: string }[] = [];
+  finish = 'stop';
+  usage: Usage | undefined;
+  ttftMs: number | undefined;
+
+  /** Takes one event; false for events the client does not see (usage). */
+  take(ev: StreamEvent, startedAt: number): boolean {
+    if (ev.type === 'usage') {
+      this.usage = ev.usage;
+      return false;
+    }
+    if (ev.type === 'finish') this.finish = ev.finish_reason;
+    else {
+      if (ev.content) this.text += ev.content;
+      if (ev.tool_calls)
+        for (const t of ev.tool_calls) {
+          let c = this.#calls[t.index];
+          if (!c) {
+            c = { id: '', name: '', arguments: '' };
+            this.#calls[t.index] = c;
+          }
+          if (t.id) c.id = t.id;
+          if (t.name) c.name += t.name;
+          if (t.arguments) c.arguments += t.arguments;
+        }
+    }
+    this.ttftMs ??= performance.now() - startedAt;
+    return true;
+  }
+
+  /** The stream as the answer it adds up to (what the cache keeps and a session remembers). */
+  result(kind: 'chat' | 'completion', id: string, model: string): ChatResult | CompletionResult {
+    const usage = this.usage ?? { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 };
+    if (kind === 'completion')
+      return {
+        kind: 'completion',
+        id: `cmpl-${id}`,
+        text: this.text,
+        finish_reason: this.finish,
+        usage,
+        model,
+      };
+    const calls = this.#calls.filter(Boolean);
+    const tool_calls: ToolCall[] = calls.map((c) => ({
+      id: c.id,
+      type: 'function',
+      function: { name: c.name, arguments: c.arguments },
+    }));
+    return {
+      kind: 'chat',
+      id: `chatcmpl-${id}`,
+      content: this.text || (tool_calls.length ? null : ''),
+      ...(tool_calls.length ? { tool_calls } : {}),
+      finish_reason: this.finish,
+      usage,
+      model,
+    };
+  }
+}
+
+const runEndOf = (end: StreamEnd): RunEnd =>
+  end.ok ? { kind: 'answered', answer: end.answer } : { kind: 'failed', failure: end.failure };
 
 /**
  * Follows an opened stream for the encoder: yields its events, notes the time to first content,
- * collects usage, checks structured output at the end, and settles the slot's spend reservation.
- * A failure after the first event ends the stream with a StreamEnd the encoder must report
- * in-stream (never a silent [DONE]); it is never retried, because the client already has bytes.
+ * extends the spend reservation as the output grows, checks structured output at the end, and
+ * finishes every feature run before its end is returned (a session turn is stored before the
+ * client's last event). A failure after the first event is the stream's end, reported in-stream
+ * by the encoder (never a silent [DONE]) and never retried: the client already has bytes.
  */
-export async function* followStream(
-  stages: PipelineStages,
+export function followStream(
   ex: Exchange,
+  runs: Runs,
   p: Prepared,
   opened: Extract<OpenedStream, { ok: true }>,
+): FollowedStream {
+  let resolve!: (end: StreamEnd) => void;
+  const ended = new Promise<StreamEnd>((r) => (resolve = r));
+  return { events: follow(ex, runs, p, opened, resolve), ended };
+}
+
+async function* follow(
+  ex: Exchange,
+  runs: Runs,
+  p: Prepared,
+  opened: Extract<OpenedStream, { ok: true }>,
+  resolve: (end: StreamEnd) => void,
 ): AsyncGenerator<StreamEvent, StreamEnd, void> {
   const { slot } = opened;
-  // A stream that outgrows its spend reservation extends it, or is stopped (DESIGN.md "Money and limits").
   const budget = p.plan.guard?.stream?.(slot);
+  const tally = new Tally();
   let outputChars = 0;
-  let usage: Usage | undefined;
-  let text = '';
-  let sawContent = false;
-  let end: StreamEnd = { ok: true, usage: undefined };
-  const take = (ev: StreamEvent): boolean => {
-    if (ev.type === 'usage') {
-      usage = ev.usage;
-      return false;
-    }
-    if (ev.type === 'delta' && ev.content) {
-      text += ev.content;
-      outputChars += ev.content.length;
-    }
-    if (!sawContent) {
-      sawContent = true;
-      ex.record.ttftMs = performance.now() - ex.startedAt;
-    }
-    return true;
-  };
+  let failed: Pick<Failure, 'code' | 'message' | 'aborted' | 'refusal'> | undefined;
+  let followed = false;
+  let end!: StreamEnd;
   try {
-    if (take(opened.first)) yield opened.first;
+    if (tally.take(opened.first, ex.startedAt)) yield opened.first;
     for (;;) {
       const next = await opened.rest.next();
       if (next.done) break;
-      if (take(next.value)) yield next.value;
+      const ev = next.value;
+      if (tally.take(ev, ex.startedAt)) yield ev;
+      if (ev.type === 'delta' && ev.content) outputChars += ev.content.length;
       // Output is counted at 4 characters a token: cheap, and the settle uses the real usage.
       if (budget && outputChars / 4 > budget.outputTokens) {
         const more = await budget.extend();
         if (!more.ok) {
-          const refusal = { code: more.code, type: 'budget_exceeded' };
-          end = { ok: false, message: more.message, code: more.code, aborted: false, refusal };
+          failed = {
+            code: more.code,
+            message: more.message,
+            aborted: false,
+            refusal: { code: more.code, type: 'budget_exceeded' },
+          };
           await opened.rest.return?.().catch(() => undefined);
           break;
         }
         budget.outputTokens = more.outputTokens;
       }
     }
-    if (end.ok && (p.plan.structured || p.plan.json)) {
-      const check = checkStructured(text, p.plan.structured?.schema);
-      if (!check.ok)
-        end = { ok: false, message: check.message, code: 'UPSTREAM_BAD_RESPONSE', aborted: false };
+    if (!failed && (p.plan.structured || p.plan.json)) {
+      const check = checkStructured(tally.text, p.plan.structured?.schema);
+      if (!check.ok) failed = { code: 'UPSTREAM_BAD_RESPONSE', message: check.message, aborted: false };
     }
+    followed = true;
   } catch (err) {
     const e = toUpstreamError(err);
-    end = { ok: false, message: e.providerMessage || e.message, code: e.code, aborted: ex.signal.aborted };
+    failed = { code: e.code, message: e.providerMessage || e.message, aborted: ex.signal.aborted };
+    followed = true;
+  } finally {
+    // The consumer stopped reading (return()): the exchange still ends, as aborted by the client.
+    if (!followed) {
+      await opened.rest.return?.().catch(() => undefined);
+      failed = { code: 'CLIENT_CLOSED', message: 'the client stopped reading the stream', aborted: true };
+    }
+    end = endOf(ex, p, opened, tally, failed);
+    const durable = runs.finish(runEndOf(end));
+    if (durable) await durable;
+    resolve(end);
   }
-  const attempt = opened.attempts[opened.attempts.length - 1]!;
-  attempt.duration_ms = Math.round(performance.now() - opened.started);
-  if (!end.ok) Object.assign(attempt, { status: 'error', reason: { message: end.message, code: end.code } });
-  else end = { ok: true, usage };
-  describeStreamEnd(ex.record, p, slot, end, usage, text);
-  // A stream that failed mid-way still consumed tokens: commit what was reported either way.
-  p.plan.guard?.commit(slot, usage);
-  const durable = stages.completed(
-    ex,
-    p,
-    end.ok ? { ok: true, streamedText: text, usage } : { ok: false, usage },
-  );
-  // The stream's last events go out once what must be durable is (a session turn).
-  if (durable) await durable;
   return end;
+}
+
+function endOf(
+  ex: Exchange,
+  p: Prepared,
+  opened: Extract<OpenedStream, { ok: true }>,
+  tally: Tally,
+  failed: Pick<Failure, 'code' | 'message' | 'aborted' | 'refusal'> | undefined,
+): StreamEnd {
+  const { slot, attempts } = opened;
+  const attempt = attempts[attempts.length - 1]!;
+  attempt.duration_ms = Math.round(performance.now() - opened.started);
+  // A stream that failed mid-way still consumed tokens: its cost is what was reported, else unknown.
+  const cost = tally.usage ? answerCost(p.plan, slot, tally.usage) : p.plan.testMode ? 0 : null;
+  if (failed) {
+    Object.assign(attempt, { status: 'error', reason: { message: failed.message, code: failed.code } });
+    return {
+      ok: false,
+      failure: {
+        ...failed,
+        slot,
+        attempts,
+        providerMessage: failed.message,
+        httpStatus: 502,
+        upstreamStatus: undefined,
+        usage: tally.usage,
+        costMicros: cost,
+        ttftMs: tally.ttftMs,
+      },
+    };
+  }
+  const kind = p.request.kind === 'completion' ? 'completion' : 'chat';
+  const answer: Answer = {
+    slot,
+    attempts,
+    result: tally.result(kind, ex.id, slot.model),
+    usage: tally.usage,
+    costMicros: cost,
+    structured: undefined,
+    ttftMs: tally.ttftMs,
+  };
+  return { ok: true, answer };
+}
+
+/** Pieces a replayed answer is sent in: the chunk format of a live stream, without its wait. */
+const PIECE = 64;
+const pieces = (text: string): string[] => {
+  const out: string[] = [];
+  for (let i = 0; i < text.length; i += PIECE) out.push(text.slice(i, i + PIECE));
+  return out;
+};
+
+/** An answer given without a provider (a cache hit) as stream events, ending with its usage. */
+export function replayStream(ex: Exchange, answer: Answer): FollowedStream {
+  let resolve!: (end: StreamEnd) => void;
+  const ended = new Promise<StreamEnd>((r) => (resolve = r));
+  async function* replay(): AsyncGenerator<StreamEvent, StreamEnd, void> {
+    const end: StreamEnd = { ok: true, answer };
+    try {
+      for await (const ev of resultEvents(answer.result, pieces)) {
+        if (ev.type === 'usage') continue;
+        answer.ttftMs ??= performance.now() - ex.startedAt;
+        yield ev;
+      }
+    } finally {
+      resolve(end);
+    }
+    return end;
+  }
+  return { events: replay(), ended };
 }

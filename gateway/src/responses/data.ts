@@ -89,16 +89,3 @@ export function nativeData(
       return { audio: Buffer.from(result.audio).toString('base64'), format: result.format };
   }
 }
-
-export interface UsageFigures {
-  prompt_tokens: number;
-  completion_tokens: number;
-  total_tokens: number;
-}
-
-export function usageOf(result: CanonicalResult): Record<string, number> {
-  if (result.kind === 'embedding')
-    return { prompt_tokens: result.usage.prompt_tokens, total_tokens: result.usage.total_tokens };
-  if ('usage' in result && result.usage) return { ...result.usage };
-  return { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 };
-}

@@ -1,7 +1,7 @@
 import type { FastifyReply } from 'fastify';
 import { GatewayError } from '../errors/index.ts';
 import type { Exchange } from '../pipeline/exchange.ts';
-import type { Outcome } from '../pipeline/outcome.ts';
+import type { PipelineResult } from '../pipeline/result.ts';
 import type { CanonicalResult } from '../providers/types.ts';
 import { serviceHeaders } from './meta.ts';
 
@@ -13,13 +13,13 @@ import { serviceHeaders } from './meta.ts';
 export function compatResult(
   reply: FastifyReply,
   ex: Exchange,
-  outcome: Exclude<Outcome, { kind: 'streaming' }>,
+  result: Extract<PipelineResult, { kind: 'answered' | 'failed' }>,
 ): CanonicalResult {
-  if (outcome.kind === 'failed')
+  if (result.kind === 'failed')
     throw new GatewayError(
       'upstream_error',
-      `The provider returned an error: ${outcome.error.providerMessage || outcome.error.message}`,
+      `The provider returned an error: ${result.failure.providerMessage}`,
     );
-  reply.headers(serviceHeaders(ex, outcome, { duration: true }));
-  return outcome.result;
+  reply.headers(serviceHeaders(ex, result, { duration: true }));
+  return result.answer.result;
 }

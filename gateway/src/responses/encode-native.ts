@@ -1,41 +1,41 @@
 import type { FastifyReply } from 'fastify';
 import type { Exchange } from '../pipeline/exchange.ts';
-import type { Outcome } from '../pipeline/outcome.ts';
+import type { PipelineResult } from '../pipeline/result.ts';
 import { nativeData } from './data.ts';
 import { nativeMeta, serviceHeaders } from './meta.ts';
 import type { WrappedBody } from './native.ts';
 
-type Finished = Exclude<Outcome, { kind: 'streaming' }>;
+type Finished = Extract<PipelineResult, { kind: 'answered' | 'failed' }>;
 
 /** `data` of a native answer: the structured value, or the request type's data shape. */
-export function dataOf(outcome: Extract<Outcome, { kind: 'answered' }>): unknown {
-  const p = outcome.prepared;
+export function dataOf(result: Extract<PipelineResult, { kind: 'answered' }>): unknown {
+  const p = result.prepared;
   return nativeData(
-    outcome.result,
+    result.answer.result,
     p.workflowName ?? p.requestedModel,
     Math.floor(Date.now() / 1000),
-    outcome.structured,
+    result.answer.structured,
   );
 }
 
 /** The wrapped body: native `format: wrapped`, native provider failures, and async job results. */
-export function wrappedBody(ex: Exchange, outcome: Finished): WrappedBody {
-  const p = outcome.prepared;
-  const meta = nativeMeta(ex, outcome);
-  if (outcome.kind === 'failed') {
-    const e = outcome.error;
+export function wrappedBody(ex: Exchange, result: Finished): WrappedBody {
+  const p = result.prepared;
+  const meta = nativeMeta(ex, result);
+  if (result.kind === 'failed') {
+    const f = result.failure;
     return {
       data: null,
       customer_data: p.customerData,
       error: {
-        message: e.message,
-        details: { status: e.status ?? meta.http_status, message: e.providerMessage || e.message },
+        message: f.message,
+        details: { status: f.upstreamStatus ?? meta.http_status, message: f.providerMessage },
       },
       meta,
       backups: p.backups,
     };
   }
-  return { data: dataOf(outcome), customer_data: p.customerData, meta, backups: p.backups };
+  return { data: dataOf(result), customer_data: p.customerData, meta, backups: p.backups };
 }
 
 /**
@@ -46,11 +46,10 @@ export function wrappedBody(ex: Exchange, outcome: Finished): WrappedBody {
 export function encodeNative(
   reply: FastifyReply,
   ex: Exchange,
-  outcome: Finished,
+  result: Finished,
   format: 'raw' | 'wrapped',
 ): FastifyReply {
-  reply.headers(serviceHeaders(ex, outcome, { duration: true }));
-  if (outcome.kind === 'failed' || format === 'wrapped')
-    return reply.code(200).send(wrappedBody(ex, outcome));
-  return reply.send(dataOf(outcome));
+  reply.headers(serviceHeaders(ex, result, { duration: true }));
+  if (result.kind === 'failed' || format === 'wrapped') return reply.code(200).send(wrappedBody(ex, result));
+  return reply.send(dataOf(result));
 }

@@ -44,7 +44,7 @@ export async function runChain<T>(
   let last: UpstreamError | undefined;
   let called = 0;
   for (const slot of plan.slots) {
-    if (plan.guard) {
+    if (plan.guard?.check) {
       const verdict = await plan.guard.check(slot);
       if (verdict.skip) {
         attempts.push({
@@ -69,7 +69,7 @@ export async function runChain<T>(
       return { ok: true, value, slot, attempts, started };
     } catch (err) {
       last = toUpstreamError(err);
-      plan.guard?.release(slot);
+      plan.guard?.release?.(slot);
       attempts.push(errorAttempt(slot, last, started));
       if (signal.aborted || !movesOn(last)) break;
     }

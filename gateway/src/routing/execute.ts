@@ -8,16 +8,31 @@ import { adapterFor, type ExecutionPlan } from './plan.ts';
 
 export { toUpstreamError } from './chain.ts';
 
-export type Outcome =
+/** How one request through the failover chain ended. */
+export type ChainOutcome =
   | { ok: true; result: CanonicalResult; slot: RuntimeSlot; attempts: Attempt[]; structured: unknown }
   | { ok: false; error: UpstreamError; attempts: Attempt[]; allSkipped: boolean };
 
+type StructuredCheck = ReturnType<typeof checkStructured> | undefined;
+
+/** The structured-output check of a result, when the plan asks for one (answers that call tools are not checked). */
+function checkOf(plan: ExecutionPlan, result: CanonicalResult): StructuredCheck {
+  if (!plan.structured && !plan.json) return undefined;
+  if (result.kind === 'chat' && result.tool_calls?.length) return undefined;
+  const text = result.kind === 'chat' ? result.content : result.kind === 'completion' ? result.text : null;
+  return checkStructured(text, plan.structured?.schema);
+}
+
+/** The structured-output value of an answer that passed its check before (a cached one). */
+export function structuredValue(plan: ExecutionPlan, result: CanonicalResult): unknown {
+  const check = checkOf(plan, result);
+  return check?.ok ? check.value : undefined;
+}
+
 /** Structured output is checked here, so a provider that answers off-schema fails over like any other failure. */
 function verifyStructured(plan: ExecutionPlan, result: CanonicalResult): unknown {
-  if (!plan.structured && !plan.json) return undefined;
-  const text = result.kind === 'chat' ? result.content : result.kind === 'completion' ? result.text : null;
-  if (result.kind === 'chat' && result.tool_calls?.length) return undefined;
-  const check = checkStructured(text, plan.structured?.schema);
+  const check = checkOf(plan, result);
+  if (!check) return undefined;
   if (!check.ok)
     throw new UpstreamError(check.message, {
       code: 'UPSTREAM_BAD_RESPONSE',
@@ -31,7 +46,7 @@ export async function execute(
   plan: ExecutionPlan,
   req: CanonicalRequest,
   signal: AbortSignal,
-): Promise<Outcome> {
+): Promise<ChainOutcome> {
   const chain = await runChain(plan, signal, async (slot) => {
     const result = await adapterFor(plan, slot).call(slot.target, req, { signal });
     return { result, structured: verifyStructured(plan, result) };

@@ -1,19 +1,17 @@
 import type { RequestType } from '#contract';
 import { getAdapter } from '../providers/registry.ts';
 import { testModeAdapter } from '../providers/testmode/index.ts';
-import type { ProviderAdapter, StructuredOutput, Usage } from '../providers/types.ts';
+import type { ProviderAdapter, StructuredOutput } from '../providers/types.ts';
 import type { RuntimeSlot, RuntimeWorkflow } from '../snapshot/runtime.ts';
 
 /**
- * Per-request hook around each slot of the failover chain (spend caps plug in here): `check` may
+ * A feature's hook around each slot of the failover chain (spend caps plug in here): `check` may
  * take a slot out before it is called (a reservation is made there); `release` gives back what a
- * slot that failed had reserved; `commit` settles the slot that answered with its real usage (for a
- * stream, once the stream has ended).
+ * slot that failed had reserved. The slot that answers is settled when the exchange finishes.
  */
 export interface SlotGuard {
-  check(slot: RuntimeSlot): Promise<{ skip: false } | { skip: true; message: string }>;
-  release(slot: RuntimeSlot): void;
-  commit(slot: RuntimeSlot, usage: Usage | undefined): void;
+  check?(slot: RuntimeSlot): Promise<{ skip: false } | { skip: true; message: string }>;
+  release?(slot: RuntimeSlot): void;
   /** For a stream on `slot`: how much output its reservation covers, and how to extend it. */
   stream?(slot: RuntimeSlot): StreamBudget | undefined;
 }

@@ -1,36 +1,39 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
-import { microsToUsd } from '#contract';
-import { GatewayError, workflowBudgetExceeded } from '../errors/index.ts';
-import type { RequestOutcome } from '../observability/request-record.ts';
-import { costMicros } from '../pipeline/cost.ts';
-import type { ChatRequest, Usage } from '../providers/types.ts';
-import type { Attempt } from '../routing/attempts.ts';
-import { execute } from '../routing/execute.ts';
-import type { RuntimeSlot, RuntimeWorkflow } from '../snapshot/runtime.ts';
-import { eventEntry } from '../state/event-entry.ts';
-import type { RuntimeState } from '../state/types.ts';
+import { type Exchange, newProgress } from '../pipeline/exchange.ts';
+import type { Prepared } from '../pipeline/prepare.ts';
+import type { Answer, FinishedResult } from '../pipeline/result.ts';
+import type { Settle } from '../pipeline/settle.ts';
+import type { ChatRequest } from '../providers/types.ts';
+import type { RuntimeWorkflow } from '../snapshot/runtime.ts';
 import { countMessageTokens, countTextTokens } from '../tokens/count.ts';
 import { messageText, planFold, SUMMARY_PREFIX, sessionTokens } from './compose.ts';
 import type { SessionMetrics } from './metrics.ts';
-import type { OpenSummarySpend, SummarySpend } from './summary-spend.ts';
 import type { SessionRef, SessionStore, Turn } from './types.ts';
 
 export interface SummarizeDeps {
   store: SessionStore;
-  state: RuntimeState;
   metrics: SessionMetrics;
   logger: Logger;
   now: () => number;
+  caller: SummaryCaller;
+}
+
+/**
+ * How a summary call runs: through the summary pipeline (the limits-and-caps feature and the
+ * failover chain, so it counts toward spend caps like any request) and the one settle.
+ */
+export interface SummaryCaller {
+  call(ex: Exchange, p: Prepared): Promise<FinishedResult>;
+  settle: Settle;
 }
 
 export interface SummarizeJob {
   ref: SessionRef;
   workflow: RuntimeWorkflow;
-  logCap: number;
-  keyId: string | null;
-  /** The summary call's spend caps (it counts toward them like any request); none when unwired. */
-  spend: OpenSummarySpend | undefined;
+  /** The turn's exchange and request: the summary runs for the same key, on the same workflow. */
+  exchange: Exchange;
+  prepared: Prepared;
   /** The request whose answer pushed the session past its threshold. */
   triggeredBy: string;
 }
@@ -69,138 +72,65 @@ export function testModeSummary(previous: string, folded: readonly Turn[], thres
   return lines.join('\n');
 }
 
-interface Summarised {
-  ok: boolean;
-  summary: string;
-  usage: Usage | undefined;
-  /** Integer micro-USD at list price; null when unpriced; 0 in test mode or when nothing answered. */
-  cost: number | null;
-  slot: RuntimeSlot | undefined;
-  attempts: Attempt[];
-  outcome: RequestOutcome;
-  errorCode: string | null;
-  httpStatus: number;
-  message: string | null;
-}
-
-function failed(
-  attempts: Attempt[],
-  outcome: RequestOutcome,
-  e: { code: string; httpStatus: number; message: string },
-): Summarised {
+/** Test mode: nothing reaches a provider and nothing is spent (caps are not consulted). */
+function testModeAnswer(job: SummarizeJob, req: ChatRequest, previous: string, folded: Turn[]): Answer {
+  const wf = job.workflow;
+  const primary = wf.slots[0]!;
+  const summary = testModeSummary(previous, folded, wf.config.sessionMemory.summarizeAtTokens);
+  const prompt = countMessageTokens(req.messages, primary.target.type);
+  const completion = countTextTokens(summary, primary.target.type);
+  const usage = { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion };
   return {
-    ok: false,
-    summary: '',
-    usage: undefined,
-    cost: 0,
-    slot: undefined,
-    attempts,
-    outcome,
-    errorCode: e.code,
-    httpStatus: e.httpStatus,
-    message: e.message,
+    slot: primary,
+    attempts: [{ provider: primary.provider, model: primary.model, status: 'success' }],
+    result: {
+      kind: 'chat',
+      id: 'summary',
+      content: summary,
+      finish_reason: 'stop',
+      usage,
+      model: primary.model,
+    },
+    usage,
+    costMicros: 0,
+    structured: undefined,
   };
 }
 
-/** A cap's refusal, as describe.ts records one for a request. */
-const refused = (err: GatewayError, attempts: Attempt[]): Summarised =>
-  failed(
-    attempts,
-    err.status >= 500 ? 'unavailable' : err.status === 402 ? 'budget_exceeded' : 'client_error',
-    { code: err.code, httpStatus: err.status, message: err.message },
-  );
-
-async function callModel(
-  job: SummarizeJob,
-  id: string,
-  req: ChatRequest,
-  previous: string,
-  folded: Turn[],
-): Promise<Summarised> {
-  const wf = job.workflow;
-  const threshold = wf.config.sessionMemory.summarizeAtTokens;
-  const primary = wf.slots[0]!;
-  if (wf.config.testMode) {
-    // Nothing reaches a provider and nothing is spent: caps are not consulted.
-    const summary = testModeSummary(previous, folded, threshold);
-    const prompt = countMessageTokens(req.messages, primary.target.type);
-    const completion = countTextTokens(summary, primary.target.type);
-    return {
-      ok: true,
-      summary,
-      usage: { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion },
-      cost: 0,
-      slot: primary,
-      attempts: [{ provider: primary.provider, model: primary.model, status: 'success' as const }],
-      outcome: 'success',
-      errorCode: null,
-      httpStatus: 200,
-      message: null,
-    };
-  }
-  let spend: SummarySpend | undefined;
-  try {
-    spend = job.spend?.(id, req);
-    const outcome = await execute(
-      {
-        workflow: wf,
-        requestType: 'chat',
-        slots: wf.slots,
-        testMode: false,
-        structured: undefined,
-        json: false,
-        guard: spend?.guard,
+/** The summary text of a call that answered; an empty one is a failure of the provider's. */
+function summaryOf(r: FinishedResult): { text: string; result: FinishedResult } {
+  if (r.kind !== 'answered') return { text: '', result: r };
+  const res = r.answer.result;
+  const text = res.kind === 'chat' ? (res.content ?? '').trim() : '';
+  if (text) return { text, result: r };
+  const message = 'the model answered with an empty summary';
+  return {
+    text,
+    result: {
+      kind: 'failed',
+      prepared: r.prepared,
+      notes: r.notes,
+      failure: {
+        slot: undefined,
+        attempts: r.answer.attempts,
+        code: 'EMPTY_SUMMARY',
+        message,
+        providerMessage: message,
+        httpStatus: 502,
+        upstreamStatus: undefined,
+        usage: undefined,
+        costMicros: 0,
+        aborted: false,
       },
-      req,
-      AbortSignal.timeout(120_000),
-    );
-    if (!outcome.ok) {
-      spend?.failed();
-      // Only the slot guard skips slots: every slot is over its spend cap (the 402 a request gets).
-      if (outcome.allSkipped)
-        return refused(
-          workflowBudgetExceeded(
-            wf.config.name,
-            outcome.attempts.map((a) => ({
-              provider: a.provider,
-              model: a.model,
-              status: 'skipped' as const,
-              reason: { message: a.reason?.message ?? '' },
-            })),
-          ),
-          outcome.attempts,
-        );
-      return failed(outcome.attempts, 'upstream_error', {
-        code: outcome.error.code,
-        httpStatus: outcome.error.httpStatus,
-        message: outcome.error.message,
-      });
-    }
-    const r = outcome.result;
-    if (r.kind !== 'chat') throw new Error(`a chat call answered with a ${r.kind} result`);
-    const cost = costMicros({ usage: r.usage, result: r }, outcome.slot.pricing);
-    spend?.answered(outcome.slot, r, cost);
-    const summary = (r.content ?? '').trim();
-    const ok = summary.length > 0;
-    return {
-      ok,
-      summary,
-      usage: r.usage,
-      cost,
-      slot: outcome.slot,
-      attempts: outcome.attempts,
-      outcome: ok ? 'success' : 'upstream_error',
-      errorCode: ok ? null : 'EMPTY_SUMMARY',
-      httpStatus: ok ? 200 : 502,
-      message: ok ? null : 'the model answered with an empty summary',
-    };
-  } catch (err) {
-    spend?.failed();
-    // The project cap (or a cap without pricing, or the outage policy) refused the call.
-    if (err instanceof GatewayError) return refused(err, []);
-    throw err;
-  }
+    },
+  };
 }
+
+const statusOf = (r: FinishedResult): number =>
+  r.kind === 'answered' ? 200 : r.kind === 'failed' ? r.failure.httpStatus : r.error.status;
+
+const messageOf = (r: FinishedResult): string | null =>
+  r.kind === 'failed' ? r.failure.providerMessage : r.kind === 'refused' ? r.error.message : null;
 
 /**
  * Folds a session's older turns into its running summary, if it is still past its threshold: the
@@ -219,80 +149,78 @@ export async function summarize(deps: SummarizeDeps, job: SummarizeJob): Promise
   if (!range) return;
   const folded = session.turns.slice(range.start, range.end);
   const req = summaryRequest(session.summary, folded, threshold);
-  const id = randomUUID();
-  const s = await callModel(job, id, req, session.summary, folded);
+  const auth = job.exchange.auth;
+  const ex: Exchange = {
+    id: randomUUID(),
+    kind: 'summary',
+    surface: 'internal',
+    startedAt: started,
+    auth,
+    signal: AbortSignal.timeout(120_000),
+    progress: newProgress(),
+  };
+  // Estimates and the chain price the summary request, not the user's.
+  const p: Prepared = {
+    ...job.prepared,
+    request: req,
+    plan: { ...job.prepared.plan, requestType: 'chat', structured: undefined, json: false },
+    customerData: {},
+    sessionId: undefined,
+  };
+  const called: FinishedResult = wf.config.testMode
+    ? { kind: 'answered', prepared: p, notes: {}, answer: testModeAnswer(job, req, session.summary, folded) }
+    : await deps.caller.call(ex, p);
+  const { text, result } = summaryOf(called);
   const type = wf.slots[0]!.target.type;
-  let outcome: 'success' | 'error' | 'stale' = s.ok ? 'success' : 'error';
+  let outcome: 'success' | 'error' | 'stale' = text ? 'success' : 'error';
   let version = session.summaryVersion;
-  if (s.ok) {
+  if (text) {
     const applied = await deps.store.fold(job.ref, {
       expectedVersion: session.summaryVersion,
       start: range.start,
       end: range.end,
-      summary: s.summary,
-      summaryTokens: countMessageTokens([{ role: 'system', content: SUMMARY_PREFIX + s.summary }], type),
+      summary: text,
+      summaryTokens: countMessageTokens([{ role: 'system', content: SUMMARY_PREFIX + text }], type),
     });
     if (applied.applied) version = applied.version;
     else outcome = 'stale';
   }
   const projectId = job.ref.projectId;
   deps.metrics.summaries.inc({ project: projectId, workflow: wf.config.name, outcome });
+  const message = messageOf(result);
   if (outcome === 'error')
     deps.logger.warn({
       msg: 'session summary failed; turns kept',
       project: projectId,
       workflow: wf.config.name,
       session_id: job.ref.sessionId,
-      err: s.message,
+      err: message,
     });
-  const cost = s.cost;
-  const now = deps.now();
-  const entry = eventEntry({
-    request_log_id: id,
+  const foldedTurns = text ? range.end - range.start : 0;
+  deps.caller.settle({
+    id: ex.id,
+    surface: 'internal',
     type: 'session_summary',
-    time: new Date(now).toISOString(),
-    project_id: projectId,
-    api_key_id: job.keyId,
-    workflow: wf.config.name,
-    session_id: job.ref.sessionId,
-    status: s.ok ? 'success' : 'error',
-    outcome: s.outcome,
-    http_status: s.httpStatus,
-    error_code: s.errorCode,
-    used_provider: s.slot?.provider ?? null,
-    used_model: s.slot?.model ?? null,
-    attempts: s.attempts,
-    usage: s.usage ?? null,
-    cost_usd: cost === null ? null : microsToUsd(cost),
-    duration_ms: Math.round((performance.now() - started) * 1000) / 1000,
-    test_mode: wf.config.testMode,
+    method: null,
+    path: null,
+    httpStatus: statusOf(result),
+    durationMs: performance.now() - started,
+    project: auth.project,
+    keyId: auth.key.keyId,
+    prepared: p,
+    notes: { sessionId: job.ref.sessionId },
+    result,
+    error: undefined,
+    aborted: false,
+    stream: false,
     details: {
       applied: outcome === 'success',
       summary_version: version,
-      folded_turns: s.ok ? range.end - range.start : 0,
-      kept_turns: session.turns.length - (s.ok ? range.end - range.start : 0),
+      folded_turns: foldedTurns,
+      kept_turns: session.turns.length - foldedTurns,
       ...(outcome === 'stale' ? { reason: 'another gateway summarised this session first' } : {}),
-      ...(s.message ? { error: s.message } : {}),
+      ...(message ? { error: message } : {}),
       triggered_by: job.triggeredBy,
     },
-  });
-  deps.state.settle({
-    projectId,
-    log: entry,
-    usage:
-      s.usage && s.slot
-        ? {
-            hourStartSec: Math.floor(now / 3_600_000) * 3600,
-            workflow: wf.config.name,
-            provider: s.slot.provider,
-            model: s.slot.model,
-            requests: 1,
-            prompt_tokens: s.usage.prompt_tokens,
-            completion_tokens: s.usage.completion_tokens,
-            total_tokens: s.usage.total_tokens,
-            cost_micros: cost,
-          }
-        : undefined,
-    logCap: job.logCap,
   });
 }

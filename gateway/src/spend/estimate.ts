@@ -1,5 +1,5 @@
 import { type ProviderType, usdToMicros } from '#contract';
-import { costMicros } from '../pipeline/cost.ts';
+import { costMicros } from '../domain/cost.ts';
 import type { CanonicalRequest } from '../providers/types.ts';
 import type { RuntimeProject, RuntimeSlot } from '../snapshot/runtime.ts';
 import { countMessageTokens, countTextTokens } from '../tokens/count.ts';

@@ -1,8 +1,7 @@
 import { Gauge, type Registry } from 'prom-client';
 import { microsToUsd, spendState } from '#contract';
-import { webhooksFor } from '../async/feature.ts';
 import { eventEntry } from '../state/event-entry.ts';
-import type { RequestLogEntry, RuntimeState } from '../state/types.ts';
+import type { RequestLogEntry } from '../state/types.ts';
 import type { CapRule } from './rules.ts';
 import type { CapRef, Crossing } from './store.ts';
 
@@ -21,6 +20,13 @@ function usedGauge(registry: Registry): Gauge<'project' | 'cap' | 'scope' | 'per
 
 export type CapInPeriod = CapRef & { resetAt: Date };
 
+/** Where a `budget.threshold` event goes: the project's request log and its webhook subscribers. */
+export interface ThresholdSink {
+  log(projectId: string, logCap: number, entry: RequestLogEntry): void;
+  /** Queues the webhook event; `id` is the same on every gateway, so it is delivered once. */
+  emit(projectId: string, payload: Record<string, unknown>, id: string): void;
+}
+
 /**
  * What a settle or a refusal tells about caps: the used-ratio gauge, and the `budget.threshold`
  * event the first time a period reaches 80 % (warning), 90 % (critical) and 100 % (exceeded). The
@@ -30,12 +36,12 @@ export type CapInPeriod = CapRef & { resetAt: Date };
  */
 export class CapReporter {
   readonly #gauge: Gauge<'project' | 'cap' | 'scope' | 'period'>;
-  readonly #state: RuntimeState;
+  readonly #sink: ThresholdSink;
   readonly #now: () => number;
 
-  constructor(registry: Registry, state: RuntimeState, now: () => number) {
+  constructor(registry: Registry, sink: ThresholdSink, now: () => number) {
     this.#gauge = usedGauge(registry);
-    this.#state = state;
+    this.#sink = sink;
     this.#now = now;
   }
 
@@ -59,14 +65,8 @@ export class CapReporter {
       if (!rule || !ref) continue;
       this.used(projectId, rule, x.spentMicros);
       const log = this.#entry(projectId, requestId, rule, ref, x);
-      this.#state.settle({ projectId, logCap, log });
-      // The entry's id is the same on every gateway: the dispatcher delivers the event once.
-      void webhooksFor(this.#state)?.emitFor(
-        projectId,
-        'budget.threshold',
-        log.details ?? {},
-        log.request_log_id,
-      );
+      this.#sink.log(projectId, logCap, log);
+      this.#sink.emit(projectId, log.details ?? {}, log.request_log_id);
     }
   }
 

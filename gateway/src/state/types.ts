@@ -92,7 +92,7 @@ export interface UsageIncrement {
 }
 
 /** What one finished request writes, after its answer was sent: one pipelined round trip on Redis. */
-export interface Settlement {
+export interface StateWrite {
   projectId: string;
   log?: RequestLogEntry;
   usage?: UsageIncrement;
@@ -178,7 +178,7 @@ export interface RuntimeState {
    * pipelined; if Redis is away it is buffered (bounded), retried, and what cannot be kept is
    * counted (switchyard_state_writes_dropped_total) and logged, never lost silently.
    */
-  settle(s: Settlement): void;
+  write(s: StateWrite): void;
   queryLogs(projectId: string, q: LogQuery): Promise<LogPage>;
   queryUsage(projectId: string, q: UsageQuery): Promise<UsageRow[]>;
   /** Resolves once every settle issued so far is written (or given up on). For tests and shutdown. */

@@ -238,7 +238,7 @@ export class WebhookDispatcher {
         next_attempt_at: nextAt === undefined ? null : new Date(nextAt).toISOString(),
       },
     });
-    this.#d.state.settle({
+    this.#d.state.write({
       projectId: project.config.id,
       log: entry,
       logCap: project.config.requestLogs.maxEntries,

@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import { USAGE_TTL_SEC } from '../keys.ts';
 import { type LogRow, pageLogs } from '../log-pager.ts';
-import type { LogPage, LogQuery, RuntimeState, Settlement, UsageQuery, UsageRow } from '../types.ts';
+import type { LogPage, LogQuery, RuntimeState, StateWrite, UsageQuery, UsageRow } from '../types.ts';
 import { foldUsage, forEachUsageField, usageHours } from '../usage-fields.ts';
 
 /**
@@ -73,7 +73,7 @@ export class MemoryRuntimeState implements RuntimeState {
     this.#scanLimit = opts.scanLimit ?? 1000;
   }
 
-  settle(s: Settlement): void {
+  write(s: StateWrite): void {
     try {
       if (s.log) {
         let log = this.#logs.get(s.projectId);

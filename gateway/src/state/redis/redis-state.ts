@@ -8,8 +8,8 @@ import {
   type LogPage,
   type LogQuery,
   type RuntimeState,
-  type Settlement,
   StateUnavailableError,
+  type StateWrite,
   type UsageQuery,
   type UsageRow,
 } from '../types.ts';
@@ -69,7 +69,7 @@ export class RedisRuntimeState implements RuntimeState {
   }
   readonly #logger: Logger;
   readonly #metrics: StateWriteMetrics;
-  readonly #buffer: BoundedQueue<Settlement>;
+  readonly #buffer: BoundedQueue<StateWrite>;
   readonly #retryBaseMs: number;
   readonly #retryMaxMs: number;
   readonly #scanLimit: number;
@@ -122,7 +122,7 @@ export class RedisRuntimeState implements RuntimeState {
     });
   }
 
-  settle(s: Settlement): void {
+  write(s: StateWrite): void {
     if (this.#closed) {
       this.#drop(s, 'state layer closed');
       return;
@@ -139,7 +139,7 @@ export class RedisRuntimeState implements RuntimeState {
    * One script call for the settlement. `direct`: a first attempt, which on a retryable failure goes
    * to the buffer itself; the drain loop handles its own failures.
    */
-  #send(s: Settlement, direct: boolean): Promise<Outcome> {
+  #send(s: StateWrite, direct: boolean): Promise<Outcome> {
     const logs = STATE_KEYS.logs(s.projectId);
     let args: Array<string | number>;
     try {
@@ -178,7 +178,7 @@ export class RedisRuntimeState implements RuntimeState {
     );
   }
 
-  #enqueue(s: Settlement, cause?: unknown): void {
+  #enqueue(s: StateWrite, cause?: unknown): void {
     if (!this.#outage) {
       this.#outage = true;
       this.#logger.warn({
@@ -250,12 +250,12 @@ export class RedisRuntimeState implements RuntimeState {
     }
   }
 
-  #count(counter: Counter<'kind'>, s: Settlement): void {
+  #count(counter: Counter<'kind'>, s: StateWrite): void {
     if (s.log) counter.inc({ kind: 'log' });
     if (s.usage) counter.inc({ kind: 'usage' });
   }
 
-  #drop(s: Settlement, reason: string, log = s.log !== undefined, usage = s.usage !== undefined): void {
+  #drop(s: StateWrite, reason: string, log = s.log !== undefined, usage = s.usage !== undefined): void {
     if (log) this.#metrics.dropped.inc({ kind: 'log' });
     if (usage) this.#metrics.dropped.inc({ kind: 'usage' });
     this.#dropsUnlogged++;

@@ -1,5 +1,6 @@
 import { type ModelPricing, usdToMicros } from '#contract';
 import type { CanonicalResult, Usage } from '../providers/types.ts';
+import type { RuntimeSlot } from '../snapshot/runtime.ts';
 
 /** What a finished call consumed: token usage, and for media calls the units they are priced by. */
 export interface Consumption {
@@ -38,4 +39,15 @@ export function costMicros(c: Consumption, pricing: ModelPricing | undefined): n
     micros = r.durationSeconds * usdToMicros(pricing.usdPerAudioSecond);
   else micros = tokenCost(c.usage, pricing);
   return micros === null ? null : Math.ceil(micros);
+}
+
+/** What an answer cost: nothing in test mode or without a provider; else the slot's list price, or unknown. */
+export function answerCost(
+  plan: { testMode: boolean },
+  slot: RuntimeSlot | undefined,
+  usage: Usage | undefined,
+  result?: CanonicalResult,
+): number | null {
+  if (plan.testMode || !slot) return 0;
+  return costMicros({ usage, result }, slot.pricing);
 }

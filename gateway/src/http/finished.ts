@@ -1,0 +1,34 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { type Finished, finalResult } from '../pipeline/finished.ts';
+import type { StreamEnd } from '../pipeline/result.ts';
+
+/** An HTTP request as the one settle sees it: the transport's facts plus what the pipeline established. */
+export function finishedOf(
+  req: FastifyRequest,
+  reply: FastifyReply,
+  durationMs: number,
+  aborted: boolean,
+  end?: StreamEnd,
+): Finished {
+  const progress = req.exchange?.progress;
+  return {
+    id: req.id,
+    // Routes without a surface (reads, the console) are counted as `other` and not request-logged.
+    surface: req.logAs?.surface ?? req.routeOptions.config?.surface ?? 'other',
+    type: req.logAs?.type ?? 'request',
+    method: req.method,
+    path: req.url.split('?')[0] ?? req.url,
+    httpStatus: reply.statusCode,
+    durationMs,
+    project: req.auth?.project,
+    keyId: req.auth?.key.keyId,
+    prepared: progress?.prepared,
+    notes: progress?.notes ?? {},
+    result: finalResult(progress?.result, end),
+    error: req.refusal ?? undefined,
+    aborted,
+    stream: progress?.stream ?? false,
+    channelId: req.logAs?.channelId,
+    body: req.body,
+  };
+}

@@ -1,0 +1,70 @@
+import type { Logger } from 'pino';
+import { BullJobRunner } from './async/bullmq-runner.ts';
+import { MemoryResultBus, RedisResultBus, type ResultBus } from './async/bus.ts';
+import { type ChannelStore, MemoryChannelStore } from './async/channels.ts';
+import type { AsyncConfig } from './async/config.ts';
+import { MemoryJobRunner } from './async/memory-runner.ts';
+import { RedisChannelStore } from './async/redis-channels.ts';
+import type { JobRunner } from './async/runner.ts';
+import { MemoryTokenStore, RedisTokenStore, type TokenStore } from './async/tokens.ts';
+import { MemoryCacheStore } from './cache/memory-store.ts';
+import { RedisCacheStore } from './cache/redis-store.ts';
+import type { CacheStore } from './cache/types.ts';
+import { MemorySessionStore } from './sessions/memory-store.ts';
+import { RedisSessionStore } from './sessions/redis-store.ts';
+import type { SessionStore } from './sessions/types.ts';
+import { MemoryGuardStore } from './spend/memory-store.ts';
+import { RedisGuardStore } from './spend/redis-store.ts';
+import type { GuardStore } from './spend/store.ts';
+import type { StateClient } from './state/connect.ts';
+import { MemoryWebhookStore, RedisWebhookStore, type WebhookStore } from './webhooks/store.ts';
+
+/** Every store a gateway's features keep their state in. */
+export interface Stores {
+  guard: GuardStore;
+  cache: CacheStore;
+  sessions: SessionStore;
+  channels: ChannelStore;
+  tokens: TokenStore;
+  webhooks: WebhookStore;
+  bus: ResultBus;
+  runner: JobRunner;
+}
+
+/**
+ * The one place Redis or memory is chosen: with the runtime-state client every store is its Redis
+ * adapter on that shared, auto-pipelined client (so a request's writes of one tick travel in one
+ * round trip); without it, in-process memory (embedded mode, unit tests).
+ */
+export function createStores(
+  redis: StateClient | undefined,
+  opts: { now: () => number; logger: Logger; async: AsyncConfig },
+): Stores {
+  const { now, logger } = opts;
+  if (!redis)
+    return {
+      guard: new MemoryGuardStore(now),
+      cache: new MemoryCacheStore(now),
+      sessions: new MemorySessionStore(now),
+      channels: new MemoryChannelStore(now),
+      tokens: new MemoryTokenStore(now),
+      webhooks: new MemoryWebhookStore(),
+      bus: new MemoryResultBus(),
+      runner: new MemoryJobRunner({ now, logger, concurrency: opts.async.concurrency }),
+    };
+  return {
+    guard: new RedisGuardStore(redis),
+    cache: new RedisCacheStore(redis),
+    sessions: new RedisSessionStore(redis, now),
+    channels: new RedisChannelStore(redis),
+    tokens: new RedisTokenStore(redis),
+    webhooks: new RedisWebhookStore(redis),
+    bus: new RedisResultBus(redis, logger),
+    runner: new BullJobRunner(redis, {
+      logger,
+      now,
+      concurrency: opts.async.concurrency,
+      lockMs: opts.async.lockMs,
+    }),
+  };
+}
