@@ -34,7 +34,9 @@ export class Runs {
     logger: Logger,
   ): Promise<Runs> {
     const runs: FeatureRun[] = [];
-    const notes = ex.progress.notes;
+    // Notes reach the exchange only once every feature has begun: a refusal in `begin` reports
+    // none, whichever feature refused (so the declared order of independent features shows nowhere).
+    const notes: Notes = {};
     let p = prepared;
     const providerOptional = features.some((f) => f.mayAnswer?.(ex, p) === true);
     for (const f of features) {
@@ -52,7 +54,8 @@ export class Runs {
       if (run.notes) Object.assign(notes, run.notes);
       if (run.request) p = { ...p, request: run.request };
     }
-    return new Runs(runs, notes, p, logger);
+    Object.assign(ex.progress.notes, notes);
+    return new Runs(runs, ex.progress.notes, p, logger);
   }
 
   /** The first answer a feature gave without a provider. */

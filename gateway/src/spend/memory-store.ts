@@ -137,6 +137,11 @@ export class MemoryGuardStore implements GuardStore {
     return this.#caps.get(key)?.spent ?? 0;
   }
 
+  /** µUSD reserved on a cap key and not yet settled. */
+  held(key: string): number {
+    return this.#caps.get(key)?.reserved ?? 0;
+  }
+
   #tat(key: string, nowUs: number): number {
     const t = this.#tats.get(key);
     return t && t.expiresUs > nowUs ? t.tatUs : 0;
