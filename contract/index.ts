@@ -1,6 +1,7 @@
 export * from './hash.ts';
 export * from './redis-connection.ts';
 export * from './redis-keys.ts';
+export * from './redis-script.ts';
 export * from './seal.ts';
 export * from './snapshot.ts';
 export * from './spend.ts';

@@ -1,3 +1,4 @@
+import { defineScript, replies, type Script } from '#contract';
 import type { StateClient } from '../state/connect.ts';
 import type { ChannelRecord, ChannelState, ChannelStore, TransitionResult } from './channels.ts';
 import { ASYNC_KEYS } from './keys.ts';
@@ -17,9 +18,11 @@ return {0, s}
 
 export class RedisChannelStore implements ChannelStore {
   readonly #redis: StateClient;
+  readonly #transition: Script<[number, string]>;
 
   constructor(redis: StateClient) {
     this.#redis = redis;
+    this.#transition = defineScript(redis, 'switchyardChannelTransition', TRANSITION, replies.flagged);
   }
 
   async create(rec: ChannelRecord, ttlSec: number): Promise<void> {
@@ -43,14 +46,10 @@ export class RedisChannelStore implements ChannelStore {
     from: readonly ChannelState[],
     to: ChannelRecord,
   ): Promise<TransitionResult> {
-    const [won, prev] = (await this.#redis.eval(
-      TRANSITION,
-      1,
-      ASYNC_KEYS.channel(projectId, channelId),
-      to.state,
-      JSON.stringify(to.doc),
-      ...from,
-    )) as [number, string];
+    const [won, prev] = await this.#transition(
+      [ASYNC_KEYS.channel(projectId, channelId)],
+      [to.state, JSON.stringify(to.doc), ...from],
+    );
     return won === 1 ? { ok: true } : { ok: false, current: (prev || undefined) as ChannelState | undefined };
   }
 }

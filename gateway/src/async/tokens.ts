@@ -1,4 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
+import { defineScript, replies, type Script } from '#contract';
 import type { StateClient } from '../state/connect.ts';
 import { ASYNC_KEYS } from './keys.ts';
 
@@ -83,11 +84,21 @@ if redis.call('HGET', KEYS[1], 'state') == 'held' then redis.call('HSET', KEYS[1
 return 1
 `;
 
+/** Marks a token spent; HSET on an expired (missing) key would recreate it without a TTL. */
+const SPEND =
+  "if redis.call('EXISTS', KEYS[1]) == 1 then redis.call('HSET', KEYS[1], 'state', 'spent') end return 1";
+
 export class RedisTokenStore implements TokenStore {
   readonly #redis: StateClient;
+  readonly #claim: Script<[number, string]>;
+  readonly #release: Script<number>;
+  readonly #spend: Script<number>;
 
   constructor(redis: StateClient) {
     this.#redis = redis;
+    this.#claim = defineScript(redis, 'switchyardTokenClaim', CLAIM, replies.flagged);
+    this.#release = defineScript(redis, 'switchyardTokenRelease', RELEASE, replies.integer);
+    this.#spend = defineScript(redis, 'switchyardTokenSpend', SPEND, replies.integer);
   }
 
   async issue(grant: TokenGrant, ttlMs: number): Promise<string> {
@@ -102,21 +113,16 @@ export class RedisTokenStore implements TokenStore {
   }
 
   async claim(token: string): Promise<ClaimResult> {
-    const [ok, v] = (await this.#redis.eval(CLAIM, 1, ASYNC_KEYS.token(hashOf(token)))) as [number, string];
+    const [ok, v] = await this.#claim([ASYNC_KEYS.token(hashOf(token))], []);
     if (ok === 1) return { ok: true, grant: JSON.parse(v) as TokenGrant };
     return { ok: false, reason: v === 'token_already_used' ? 'token_already_used' : 'invalid_token' };
   }
 
   async release(token: string): Promise<void> {
-    await this.#redis.eval(RELEASE, 1, ASYNC_KEYS.token(hashOf(token)));
+    await this.#release([ASYNC_KEYS.token(hashOf(token))], []);
   }
 
   async spend(token: string): Promise<void> {
-    // HSET on an expired (missing) key would recreate it without a TTL: only touch existing ones.
-    await this.#redis.eval(
-      "if redis.call('EXISTS', KEYS[1]) == 1 then redis.call('HSET', KEYS[1], 'state', 'spent') end return 1",
-      1,
-      ASYNC_KEYS.token(hashOf(token)),
-    );
+    await this.#spend([ASYNC_KEYS.token(hashOf(token))], []);
   }
 }

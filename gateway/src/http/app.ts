@@ -45,7 +45,7 @@ export interface GatewayAppOptions {
   console?: ConsoleBackend | undefined;
 }
 
-/** Every path is served under both /v1 and /api/v1 (DESIGN.md), so either SDK base URL works. */
+/** Every path is served under both /v1 and /api/v1 (docs/api.md, "Paths"), so either SDK base URL works. */
 export const API_PREFIXES = ['/v1', '/api/v1'] as const;
 
 export function buildGatewayApp(opts: GatewayAppOptions): FastifyInstance {

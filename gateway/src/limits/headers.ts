@@ -11,7 +11,7 @@ export function openAiDuration(ms: number): string {
 }
 
 /**
- * The `x-ratelimit-*` trio per kind (DESIGN.md "HTTP surface decisions"), from the tightest scope
+ * The `x-ratelimit-*` trio per kind (docs/api.md, "Spend caps and rate limits"), from the tightest scope
  * (the one with the fewest cells left), plus `retry-after-ms` for the exact delay: the OpenAI SDKs
  * read it before `retry-after`, so their built-in retry waits just long enough.
  */

@@ -4,7 +4,7 @@ import { LIMITS } from './limits.ts';
 import { chatControls } from './native-schema.ts';
 
 /**
- * OpenAI chat parameters the compatible surface refuses with unsupported_parameter (DESIGN.md) when
+ * OpenAI chat parameters the compatible surface refuses with unsupported_parameter (docs/api.md, "Compatible parameters") when
  * they ask for something (any value but absent, null or false). They are in the schema below so
  * that it names every parameter the surface knows; compat-chat.ts refuses any other.
  */

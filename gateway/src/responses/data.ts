@@ -55,7 +55,7 @@ export function chatCompletion(
   };
 }
 
-/** `data` of a native response (DESIGN.md: raw format returns the same object as the whole body). */
+/** `data` of a native response (the raw format returns the same object as the whole body). */
 export function nativeData(
   result: CanonicalResult,
   name: string,

@@ -1,3 +1,4 @@
+import { defineScript, replies, type Script } from '#contract';
 import type { StateClient } from '../state/connect.ts';
 
 /**
@@ -71,35 +72,45 @@ touch(tonumber(ARGV[1]), tonumber(ARGV[2]), ARGV[3])
 return v + 1
 `;
 
-type Script<R> = (keys3: [string, string, string], ...args: Array<string | number>) => Promise<R>;
+/** Meta, turns and index keys of one session. */
+type SessionKeys = [string, string, string];
+type SessionScript<R> = (keys: SessionKeys, ...args: Array<string | number>) => Promise<R>;
 
 export interface SessionScripts {
-  create: Script<number>;
-  load: Script<[string[], string[]] | null>;
-  peek: Script<[string[], string[], number] | null>;
-  append: Script<number>;
-  fold: Script<number>;
+  create: SessionScript<number>;
+  load: SessionScript<[string[], string[]] | null>;
+  peek: SessionScript<[string[], string[], number] | null>;
+  append: SessionScript<number>;
+  fold: SessionScript<number>;
 }
 
-const COMMANDS = {
-  create: ['switchyardSessionCreate', CREATE],
-  load: ['switchyardSessionLoad', LOAD],
-  peek: ['switchyardSessionPeek', PEEK],
-  append: ['switchyardSessionAppend', APPEND],
-  fold: ['switchyardSessionFold', FOLD],
-} as const;
+const strings = replies.strings;
+/** LOAD's reply: nil, or {meta field/value list, turns}. */
+const loaded = (r: unknown): [string[], string[]] | null | undefined => {
+  if (r === null) return null;
+  if (!Array.isArray(r) || r.length !== 2) return undefined;
+  const [meta, turns] = [strings(r[0]), strings(r[1])];
+  return meta && turns ? [meta, turns] : undefined;
+};
+/** PEEK's reply: nil, or {meta field/value list, turns, PTTL}. */
+const peeked = (r: unknown): [string[], string[], number] | null | undefined => {
+  if (r === null) return null;
+  if (!Array.isArray(r) || r.length !== 3 || typeof r[2] !== 'number') return undefined;
+  const [meta, turns] = [strings(r[0]), strings(r[1])];
+  return meta && turns ? [meta, turns, r[2]] : undefined;
+};
 
-/** Registers the scripts on the shared client (ioredis sends EVALSHA, and EVAL once after NOSCRIPT). */
+/** Registers the scripts on the shared client (defineScript: EVALSHA, and EVAL once after NOSCRIPT). */
 export function defineSessionScripts(client: StateClient): SessionScripts {
-  const out: Partial<Record<keyof SessionScripts, Script<unknown>>> = {};
-  for (const [name, [command, lua]] of Object.entries(COMMANDS) as [
-    keyof SessionScripts,
-    readonly [string, string],
-  ][]) {
-    client.defineCommand(command, { numberOfKeys: 3, lua });
-    const fn = (client as unknown as Record<string, (...a: unknown[]) => Promise<unknown>>)[command];
-    if (typeof fn !== 'function') throw new Error(`ioredis did not define ${command}`);
-    out[name] = (keys, ...args) => fn.call(client, ...keys, ...args);
-  }
-  return out as SessionScripts;
+  const bind =
+    <R>(script: Script<R>): SessionScript<R> =>
+    (keys, ...args) =>
+      script(keys, args);
+  return {
+    create: bind(defineScript(client, 'switchyardSessionCreate', CREATE, replies.integer)),
+    load: bind(defineScript(client, 'switchyardSessionLoad', LOAD, loaded)),
+    peek: bind(defineScript(client, 'switchyardSessionPeek', PEEK, peeked)),
+    append: bind(defineScript(client, 'switchyardSessionAppend', APPEND, replies.integer)),
+    fold: bind(defineScript(client, 'switchyardSessionFold', FOLD, replies.integer)),
+  };
 }

@@ -67,7 +67,7 @@ export function streamBlock(
 }
 
 /**
- * What a request may cost on one slot, before it is sent (DESIGN.md "Money and limits"): input
+ * What a request may cost on one slot, before it is sent (docs/api.md, "Spend caps and rate limits"): input
  * tokens (tokens/count.ts: a real tokenizer for OpenAI models, 4 characters a token elsewhere) plus
  * `max_tokens`, else the model's maxOutputTokens, at list price; images at their price each; audio
  * by its estimated length. The same cost function prices the real usage afterwards.

@@ -1,3 +1,4 @@
+import { defineScript, replies, type Script } from '#contract';
 import type { StateClient } from '../state/connect.ts';
 import { RESERVE_LUA, SETTLE_LUA } from './scripts.ts';
 import type {
@@ -10,16 +11,6 @@ import type {
   Settled,
   SettleInput,
 } from './store.ts';
-
-type Script = (...args: Array<string | number>) => Promise<unknown>;
-
-function define(client: StateClient, name: string, lua: string): Script {
-  // numberOfKeys is passed per call (the first argument), since calls carry different key counts.
-  client.defineCommand(name, { lua });
-  const fn = (client as unknown as Record<string, Script>)[name];
-  if (typeof fn !== 'function') throw new Error(`ioredis did not define ${name}`);
-  return fn.bind(client);
-}
 
 const capKeys = (caps: readonly CapRef[]): string[] =>
   caps.flatMap((c) => [c.key, `${c.key}:r`, `${c.key}:d`]);
@@ -42,12 +33,12 @@ function ratesFrom(flat: readonly number[], from: number, n: number): RateState[
  * the shared auto-pipelined client (so the settle travels with the request-log write of the same tick).
  */
 export class RedisGuardStore implements GuardStore {
-  readonly #reserve: Script;
-  readonly #settle: Script;
+  readonly #reserve: Script<number[]>;
+  readonly #settle: Script<number[]>;
 
   constructor(client: StateClient) {
-    this.#reserve = define(client, 'switchyardSpendReserve', RESERVE_LUA);
-    this.#settle = define(client, 'switchyardSpendSettle', SETTLE_LUA);
+    this.#reserve = defineScript(client, 'switchyardSpendReserve', RESERVE_LUA, replies.integers);
+    this.#settle = defineScript(client, 'switchyardSpendSettle', SETTLE_LUA, replies.integers);
   }
 
   async reserve(input: ReserveInput): Promise<ReserveResult> {
@@ -62,7 +53,7 @@ export class RedisGuardStore implements GuardStore {
     ];
     for (const r of input.rates) args.push(r.intervalUs, r.burst, r.cost);
     for (const c of input.caps) args.push(c.limitMicros, c.ttlSec);
-    const flat = (await this.#reserve(keys.length, ...keys, ...args)) as number[];
+    const flat = await this.#reserve(keys, args);
     const n = input.rates.length;
     switch (flat[0]) {
       case 0:
@@ -95,7 +86,7 @@ export class RedisGuardStore implements GuardStore {
     const args: Array<string | number> = [input.member, input.nowMs, n];
     for (const c of input.caps) args.push(c.limitMicros, c.ttlSec, c.actualMicros);
     for (const c of corrections) args.push(c.rate.intervalUs, c.deltaUnits);
-    const flat = (await this.#settle(keys.length, ...keys, ...args)) as number[];
+    const flat = await this.#settle(keys, args);
     return {
       spent: flat.slice(0, n).map((v) => (v < 0 ? null : v)),
       crossings: crossingsFrom(flat, n),

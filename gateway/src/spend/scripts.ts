@@ -1,5 +1,5 @@
 /**
- * The two Lua scripts of admission and settle (DESIGN.md "Money and limits"). Every key of one call
+ * The two Lua scripts of admission and settle (docs/api.md, "Spend caps and rate limits"). Every key of one call
  * carries the same project hash tag, so each call is one atomic step on one Redis Cluster slot.
  *
  * A cap in the current period is three keys: `<spend key>` (string, micro-USD settled or expired:

@@ -6,7 +6,7 @@ import { stateUnavailableCounter } from './metrics.ts';
 
 /**
  * What a feature does when runtime state (Redis) cannot answer: `open` lets the request through
- * unchecked, `closed` refuses it (503 service_unavailable). DESIGN.md "Money and limits": rate limits
+ * unchecked, `closed` refuses it (503 service_unavailable). Rate limits
  * fail open (an outage must not take the API down), spend caps fail closed (an outage must not
  * spend money nobody can account for); each is switchable, and every decision is counted and logged.
  */

@@ -27,7 +27,7 @@ export interface WebhookDeps {
 type AttemptOutcome = 'delivered' | 'retry' | 'dead_letter' | 'disabled' | 'dropped';
 
 /**
- * Webhook deliveries (DESIGN.md "Async, WebSocket, webhooks"): one job per attempt, signed at send
+ * Webhook deliveries (docs/api.md, "Async requests, WebSocket and webhooks"): one job per attempt, signed at send
  * time with the endpoint's current secret, retried on the backoff schedule, dead-lettered when the
  * budget is spent, and every attempt written to the project's request log as `webhook_attempt`.
  */

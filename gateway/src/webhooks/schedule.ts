@@ -1,4 +1,4 @@
-/** Waits before retries 1..7 (DESIGN.md): 5 s, 30 s, 2 min, 10 min, 30 min, 1 h, 3 h. */
+/** Waits before retries 1..7 (docs/api.md): 5 s, 30 s, 2 min, 10 min, 30 min, 1 h, 3 h. */
 export const RETRY_DELAYS_MS = [5_000, 30_000, 120_000, 600_000, 1_800_000, 3_600_000, 10_800_000] as const;
 
 /** The first attempt plus one per retry. */

@@ -1,4 +1,4 @@
-import { WEBHOOK_STATE_KEYS } from '#contract';
+import { defineScript, replies, type Script, WEBHOOK_STATE_KEYS } from '#contract';
 import type { StateClient } from '../state/connect.ts';
 
 /** A delivery that used up its retries (or hit a disabled endpoint), kept for inspection and replay. */
@@ -87,8 +87,10 @@ return v
 
 export class RedisWebhookStore implements WebhookStore {
   readonly #redis: StateClient;
+  readonly #take: Script<string | null>;
   constructor(redis: StateClient) {
     this.#redis = redis;
+    this.#take = defineScript(redis, 'switchyardDeadLetterTake', TAKE, replies.stringOrNil);
   }
 
   async deadLetter(projectId: string, d: DeadLetter): Promise<void> {
@@ -112,9 +114,7 @@ export class RedisWebhookStore implements WebhookStore {
     return raw.filter((r): r is string => r !== null).map((r) => JSON.parse(r) as DeadLetter);
   }
   async takeDeadLetter(projectId: string, id: string): Promise<DeadLetter | undefined> {
-    const v = (await this.#redis.eval(TAKE, 2, KEYS.deadIndex(projectId), KEYS.deadItems(projectId), id)) as
-      | string
-      | null;
+    const v = await this.#take([KEYS.deadIndex(projectId), KEYS.deadItems(projectId)], [id]);
     return v ? (JSON.parse(v) as DeadLetter) : undefined;
   }
   async countDeadLetters(projectId: string): Promise<number> {

@@ -48,7 +48,7 @@ function tokenOf(req: IncomingMessage, url: URL): string | undefined {
 }
 
 /**
- * WebSocket delivery on the API port (DESIGN.md): Phoenix Channels v2 over `ws`, on the raw HTTP
+ * WebSocket delivery on the API port (docs/api.md, "Async requests, WebSocket and webhooks"): Phoenix Channels v2 over `ws`, on the raw HTTP
  * server's `upgrade` event. One socket holds one ws_token and may join only that token's channel;
  * results arrive through the ResultBus from whichever pod finished the job, or from the stored
  * result when the client joins after it finished.

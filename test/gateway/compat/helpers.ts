@@ -85,7 +85,7 @@ export function compatManifests(simUrl: string): object[] {
   ];
 }
 
-/** The compatible model object the reference and DESIGN.md prescribe for one of WORKFLOWS. */
+/** The compatible model object docs/api.md describes for one of WORKFLOWS. */
 export function expectedModel(name: string) {
   const def = WORKFLOWS.find((w) => w.name === name);
   if (!def) throw new Error(`no workflow ${name}`);

@@ -1,5 +1,5 @@
 /**
- * Parameter fidelity on POST /v1/chat/completions (DESIGN.md): every compatible parameter is passed
+ * Parameter fidelity on POST /v1/chat/completions (docs/api.md, "Compatible parameters"): every compatible parameter is passed
  * on (mapped where the provider spells it differently) or refused, never dropped. A real gateway in
  * front of the provider simulator; each case asserts the exact body the provider received, or the
  * refusal: 400 unsupported_parameter from the surface, or a provider slot that cannot honour the

@@ -141,11 +141,10 @@ export class RedisRuntimeState implements RuntimeState {
    */
   #send(s: StateWrite, direct: boolean): Promise<Outcome> {
     const logs = STATE_KEYS.logs(s.projectId);
+    const keys = [logs, s.usage ? STATE_KEYS.usage(s.projectId, s.usage.hourStartSec) : logs];
     let args: Array<string | number>;
     try {
       args = [
-        logs,
-        s.usage ? STATE_KEYS.usage(s.projectId, s.usage.hourStartSec) : logs,
         s.log ? Math.max(1, s.logCap) : '',
         s.log ? JSON.stringify(s.log) : '',
         s.usage ? USAGE_TTL_SEC : '',
@@ -157,7 +156,7 @@ export class RedisRuntimeState implements RuntimeState {
       return Promise.resolve('dropped');
     }
     this.#inflight++;
-    return this.#settleScript(args).then(
+    return this.#settleScript(keys, args).then(
       ([logErr, usageErr]) => {
         this.#inflight--;
         // A part can fail alone (a key of the wrong type): count only what was lost.

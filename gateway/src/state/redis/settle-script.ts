@@ -1,3 +1,4 @@
+import { defineScript, type Script } from '#contract';
 import type { StateClient } from '../connect.ts';
 import { LOG_FIELD } from '../keys.ts';
 
@@ -42,12 +43,13 @@ return {logErr, usageErr}
 
 const COMMAND = 'switchyardSettle';
 
-type SettleFn = (args: Array<string | number>) => Promise<[string, string]>;
+/** `{log error or '', usage error or ''}`. */
+const errors = (r: unknown): [string, string] | undefined =>
+  Array.isArray(r) && r.length === 2 && typeof r[0] === 'string' && typeof r[1] === 'string'
+    ? [r[0], r[1]]
+    : undefined;
 
-/** Registers the script on the client (ioredis sends EVALSHA, and EVAL once after NOSCRIPT). */
-export function defineSettle(client: StateClient): SettleFn {
-  client.defineCommand(COMMAND, { numberOfKeys: 2, lua: SETTLE_LUA });
-  const fn = (client as unknown as Record<string, SettleFn>)[COMMAND];
-  if (typeof fn !== 'function') throw new Error('ioredis did not define the settle command');
-  return fn.bind(client);
+/** Registers the script on the client (defineScript: EVALSHA, and EVAL once after NOSCRIPT). */
+export function defineSettle(client: StateClient): Script<[string, string]> {
+  return defineScript(client, COMMAND, SETTLE_LUA, errors);
 }
