@@ -176,7 +176,6 @@ beforeAll(async () => {
     JSON.stringify({
       image: { repository: IMAGE_REPOSITORY, tag: IMAGE_TAG, pullPolicy: 'Never' },
       redis: { url: redis.url },
-      gateway: { autoscaling: { enabled: false }, replicas: 2 },
     }),
   );
   await helmIn(['install', RELEASE, CHART, '-n', NS, '--create-namespace', '-f', values]);
@@ -200,7 +199,8 @@ beforeAll(async () => {
     workflow('slow-stream', { requestType: 'chat', provider: 'sim', model: SLOW_MODEL }),
     workflow('summary', { requestType: 'chat', provider: 'sim', model: 'gpt-4o-mini' }),
   ]);
-  await Promise.all([rolledOut(OPERATOR), rolledOut(GATEWAY)]);
+  // The chart's defaults otherwise: the HPA (2-10 pods) brings the gateway to its 2 replicas.
+  await Promise.all([settled('operator', 2), settled('gateway', 2)]);
   const ip = (
     await kubectl(['get', 'service', GATEWAY, '-n', NS, '-o', 'jsonpath={.spec.clusterIP}'])
   ).trim();
