@@ -138,6 +138,8 @@ async function tearDownNetwork(): Promise<void> {
   await run('ip', ['link', 'del', NODE_NETWORK.bridge]);
 }
 
+const KERNEL_TUNABLES = ['vm/overcommit_memory', 'kernel/panic', 'kernel/panic_on_oops'] as const;
+
 export interface StartNodeOptions {
   /** docker-archive tarballs imported into containerd before the kubelet starts. */
   images: readonly string[];
@@ -283,6 +285,10 @@ function kubeProxyConfig(kubeconfig: string, metricsPort: number, healthzPort: n
 /** Starts containerd, imports the images, then kubelet, kube-scheduler and kube-proxy; waits for Ready. */
 export async function startNode(cluster: Cluster, opts: StartNodeOptions): Promise<RunningNode> {
   const started = Date.now();
+  // The kubelet sets these for its own defaults; the machine gets its own back at stop().
+  const tunables = Object.fromEntries(
+    KERNEL_TUNABLES.map((t) => [t, readFileSync(`/proc/sys/${t}`, 'utf8').trim()] as const),
+  );
   const dir = await mkdtemp('/tmp/sy-node-');
   for (const d of ['logs', 'cni', 'kubelet']) mkdirSync(join(dir, d), { recursive: true });
   const procs: Proc[] = [];
@@ -307,6 +313,7 @@ export async function startNode(cluster: Cluster, opts: StartNodeOptions): Promi
     }
     for (const p of [...procs].reverse()) await stopChild(p.child, 10_000);
     await killLeftovers(dir);
+    for (const [t, v] of Object.entries(tunables)) writeFileSync(`/proc/sys/${t}`, v);
     await rm(dir, { recursive: true, force: true }).catch(() => {});
   };
 
