@@ -13,28 +13,20 @@ import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningRedis, startRedis } from '#devkit/redis';
 import { WEBHOOK_SECRET } from '../async/harness.ts';
-import { buildChartTools, CHART, CRD_CHART, helm, root, run } from '../charts/tools.ts';
+import { buildChartTools, CHART, CRD_CHART, root, run } from '../charts/tools.ts';
 import { type Cluster, startCluster } from '../harness/cluster.ts';
 import { API_KEY, apiKey, PROJECT, project, provider, secret, workflow } from '../harness/manifests.ts';
-import {
-  lockMachine,
-  NODE_NETWORK,
-  type RunningNode,
-  setUpNetwork,
-  startNode,
-  waitFor,
-} from '../harness/node.ts';
+import { type RunningNode, startNode } from '../harness/node.ts';
+import { lockMachine, NODE_NETWORK, setUpNetwork, waitFor } from '../harness/node-network.ts';
 import { type Simulator, startSimulator } from '../simulator/index.ts';
 import { startReceiver } from '../webhooks/receiver.ts';
 import { phoenixClient } from '../ws/phoenix-client.ts';
+import { GATEWAY, NS, OPERATOR, RELEASE, releaseTools } from './release.ts';
+import { readSse, steadyLoad } from './traffic.ts';
 
 const IMAGE_ARCHIVE = join(root, '.cache/image/switchyard.tar');
 const IMAGE_REPOSITORY = 'localhost/switchyard';
 const IMAGE_TAG = 'dev';
-const NS = 'switchyard-system';
-const RELEASE = 'switchyard';
-const GATEWAY = 'switchyard-gateway';
-const OPERATOR = 'switchyard-operator';
 /** The examples' key (examples/40-access.yaml). */
 const EXAMPLE_KEY = 'sy_live_HEUADsAxMSNV8on9X3NkkU2lkBArrZ1v';
 /** 40 chunks 250 ms apart from the simulator: a 10-second stream. */
@@ -50,83 +42,10 @@ let receiver: Awaited<ReturnType<typeof startReceiver>> | undefined;
 let dir: string;
 /** http://<gateway Service ClusterIP>:8080 */
 let gw = '';
+let k: ReturnType<typeof releaseTools>;
 
 const log = (msg: string) => console.log(`[e2e] ${msg}`);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function kubectl(args: readonly string[], input?: string): Promise<string> {
-  if (!cluster) throw new Error('no cluster');
-  const r = await cluster.kubectl(
-    args,
-    input === undefined ? { timeoutMs: 300_000 } : { input, timeoutMs: 300_000 },
-  );
-  if (r.code !== 0) throw new Error(`kubectl ${args.join(' ')} failed (${r.code}): ${r.stderr}`);
-  return r.stdout;
-}
-
-async function helmIn(args: readonly string[]): Promise<string> {
-  const r = await helm(args, { env: { KUBECONFIG: cluster?.kubeconfigPath } });
-  if (r.code !== 0) throw new Error(`helm ${args.join(' ')} failed (${r.code}):\n${r.stderr}`);
-  return r.stdout;
-}
-
-const applyJson = (objects: unknown[]) =>
-  kubectl(['apply', '--server-side', '-f', '-'], objects.map((o) => JSON.stringify(o)).join('\n'));
-
-interface PodInfo {
-  name: string;
-  ip: string;
-  ready: boolean;
-  deleting: boolean;
-  uid: string;
-}
-
-async function pods(component: 'gateway' | 'operator'): Promise<PodInfo[]> {
-  const out = await kubectl([
-    'get',
-    'pods',
-    '-n',
-    NS,
-    '-l',
-    `app.kubernetes.io/component=${component}`,
-    '-o',
-    'json',
-  ]);
-  const list = JSON.parse(out) as {
-    items: {
-      metadata: { name: string; uid: string; deletionTimestamp?: string };
-      status: { podIP?: string; conditions?: { type: string; status: string }[] };
-    }[];
-  };
-  return list.items.map((p) => ({
-    name: p.metadata.name,
-    uid: p.metadata.uid,
-    ip: p.status.podIP ?? '',
-    deleting: Boolean(p.metadata.deletionTimestamp),
-    ready: p.status.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false,
-  }));
-}
-
-async function rolledOut(deployment: string, timeout = '240s'): Promise<void> {
-  await kubectl(['rollout', 'status', `deployment/${deployment}`, '-n', NS, `--timeout=${timeout}`]);
-}
-
-/** Waits until exactly `n` pods of the component exist, all Ready, none terminating. */
-async function settled(
-  component: 'gateway' | 'operator',
-  n: number,
-  timeoutMs = 120_000,
-): Promise<PodInfo[]> {
-  return waitFor(
-    `${n} ready ${component} pods and none terminating`,
-    async () => {
-      const ps = await pods(component);
-      return ps.length === n && ps.every((p) => p.ready && !p.deleting) ? ps : undefined;
-    },
-    timeoutMs,
-    500,
-  );
-}
 
 const chat = (workflowName: string, content = 'Where is my order?') => ({
   model: workflowName,
@@ -164,12 +83,13 @@ beforeAll(async () => {
     startSimulator({ host }),
     startReceiver(WEBHOOK_SECRET, () => ({ status: 200 }), host),
   ]);
+  k = releaseTools(cluster);
   const tNode = Date.now();
   node = await startNode(cluster, { images: [IMAGE_ARCHIVE] });
   log(`node ${node.name} Ready in ${node.readySeconds.toFixed(1)} s (containerd, image import, kubelet)`);
 
   const tInstall = Date.now();
-  await helmIn(['install', 'switchyard-crds', CRD_CHART, '--wait']);
+  await k.helm(['install', 'switchyard-crds', CRD_CHART, '--wait']);
   const values = join(dir, 'values.yaml');
   writeFileSync(
     values,
@@ -178,11 +98,11 @@ beforeAll(async () => {
       redis: { url: redis.url },
     }),
   );
-  await helmIn(['install', RELEASE, CHART, '-n', NS, '--create-namespace', '-f', values]);
-  await kubectl(['apply', '-R', '-f', join(root, 'examples')]);
+  await k.helm(['install', RELEASE, CHART, '-n', NS, '--create-namespace', '-f', values]);
+  await k.kubectl(['apply', '-R', '-f', join(root, 'examples')]);
   // The suite's own project: webhooks to the receiver on the host, a provider at the simulator.
-  await kubectl(['create', 'namespace', 'team']);
-  await applyJson([
+  await k.kubectl(['create', 'namespace', 'team']);
+  await k.apply([
     secret('hook-secret', { s0: WEBHOOK_SECRET }),
     project(PROJECT, {
       compatibleApi: { enabled: true },
@@ -200,9 +120,9 @@ beforeAll(async () => {
     workflow('summary', { requestType: 'chat', provider: 'sim', model: 'gpt-4o-mini' }),
   ]);
   // The chart's defaults otherwise: the HPA (2-10 pods) brings the gateway to its 2 replicas.
-  await Promise.all([settled('operator', 2), settled('gateway', 2)]);
+  await Promise.all([k.settled('operator', 2), k.settled('gateway', 2)]);
   const ip = (
-    await kubectl(['get', 'service', GATEWAY, '-n', NS, '-o', 'jsonpath={.spec.clusterIP}'])
+    await k.kubectl(['get', 'service', GATEWAY, '-n', NS, '-o', 'jsonpath={.spec.clusterIP}'])
   ).trim();
   gw = `http://${ip}:8080`;
   log(
@@ -224,7 +144,7 @@ describe('both charts on a real node, with the image built here', () => {
     await waitFor(
       'every example Workflow Ready',
       async () => {
-        const out = await kubectl(['get', 'workflows', '-n', 'acme', '-o', 'json']);
+        const out = await k.kubectl(['get', 'workflows', '-n', 'acme', '-o', 'json']);
         const items = (
           JSON.parse(out) as { items: { status?: { conditions?: { type: string; status: string }[] } }[] }
         ).items;
@@ -296,14 +216,14 @@ describe('both charts on a real node, with the image built here', () => {
   }, 90_000);
 
   it('runs as uid 10001 on a read-only root filesystem; prints idle memory of the pods', async () => {
-    const [g] = await settled('gateway', 2);
-    const [o] = await settled('operator', 2);
+    const [g] = await k.settled('gateway', 2);
+    const [o] = await k.settled('operator', 2);
     if (!g || !o) throw new Error('no pods');
     for (const [pod, container] of [
       [g.name, 'gateway'],
       [o.name, 'operator'],
     ] as const) {
-      const id = await kubectl(['exec', '-n', NS, pod, '-c', container, '--', 'id', '-u']);
+      const id = await k.kubectl(['exec', '-n', NS, pod, '-c', container, '--', 'id', '-u']);
       expect(id.trim()).toBe('10001');
       const write = await cluster?.kubectl([
         'exec',
@@ -318,7 +238,7 @@ describe('both charts on a real node, with the image built here', () => {
         "try { require('fs').writeFileSync('/app/probe', 'x'); console.log('written') } catch (e) { console.log(e.code) }",
       ]);
       expect(write?.stdout.trim()).toBe('EROFS');
-      const tmp = await kubectl([
+      const tmp = await k.kubectl([
         'exec',
         '-n',
         NS,
@@ -335,7 +255,7 @@ describe('both charts on a real node, with the image built here', () => {
     // Idle: a few seconds without requests, then the kubelet's own figures (cAdvisor, the cgroup).
     await sleep(5_000);
     const summary = JSON.parse(
-      await kubectl(['get', '--raw', `/api/v1/nodes/${node?.name}/proxy/stats/summary`]),
+      await k.kubectl(['get', '--raw', `/api/v1/nodes/${node?.name}/proxy/stats/summary`]),
     ) as {
       pods: {
         podRef: { name: string; namespace: string };
@@ -355,14 +275,14 @@ describe('both charts on a real node, with the image built here', () => {
   }, 120_000);
 
   it("hands the operator's Lease over when the leader's pod is deleted", async () => {
-    await settled('operator', 2);
+    await k.settled('operator', 2);
     const holder = async () =>
-      (await kubectl(['get', 'lease', OPERATOR, '-n', NS, '-o', 'jsonpath={.spec.holderIdentity}'])).trim();
+      (await k.kubectl(['get', 'lease', OPERATOR, '-n', NS, '-o', 'jsonpath={.spec.holderIdentity}'])).trim();
     const leader = await waitFor('a leader', async () => (await holder()) || undefined, 60_000);
-    const names = (await pods('operator')).map((p) => p.name);
+    const names = (await k.pods('operator')).map((p) => p.name);
     expect(names).toContain(leader);
     const t = Date.now();
-    await kubectl(['delete', 'pod', leader, '-n', NS, '--wait=false']);
+    await k.kubectl(['delete', 'pod', leader, '-n', NS, '--wait=false']);
     const next = await waitFor(
       'another operator pod to hold the Lease',
       async () => {
@@ -375,7 +295,7 @@ describe('both charts on a real node, with the image built here', () => {
     const handover = (Date.now() - t) / 1000;
     expect(names).toContain(next);
     // The new leader reconciles and publishes: a Workflow created now turns Ready and is served.
-    await applyJson([
+    await k.apply([
       workflow('after-handover', { requestType: 'chat', provider: 'sim', model: 'gpt-4o-mini' }),
     ]);
     const served = await waitFor(
@@ -390,59 +310,41 @@ describe('both charts on a real node, with the image built here', () => {
     log(
       `leader handover: ${leader} deleted -> ${next} holds the Lease after ${handover.toFixed(1)} s; a new Workflow served ${served.toFixed(1)} s after the deletion`,
     );
-    await settled('operator', 2);
+    await k.settled('operator', 2);
   }, 180_000);
 
   it('restarts the gateway Deployment under steady load without a failed request', async () => {
-    const before = await settled('gateway', 2);
-    const counts = { ok: 0, failed: 0 };
-    const errors = new Map<string, number>();
-    let running = true;
-    const worker = async () => {
-      while (running) {
-        try {
-          const res = await fetch(`${gw}/v1/chat/completions`, {
-            method: 'POST',
-            headers: { authorization: `Bearer ${API_KEY}`, 'content-type': 'application/json' },
-            body: JSON.stringify(chat('steady')),
-          });
-          const text = await res.text();
-          if (res.status === 200 && text.includes('"choices"')) counts.ok++;
-          else {
-            counts.failed++;
-            const k = `HTTP ${res.status} ${text.slice(0, 120)}`;
-            errors.set(k, (errors.get(k) ?? 0) + 1);
-          }
-        } catch (e) {
-          counts.failed++;
-          const cause = (e as { cause?: { code?: string; message?: string } }).cause;
-          const k = cause?.code ?? cause?.message ?? String(e);
-          errors.set(k, (errors.get(k) ?? 0) + 1);
-        }
-      }
-    };
+    const before = await k.settled('gateway', 2);
     const concurrency = 4;
     const t = Date.now();
-    const workers = Array.from({ length: concurrency }, worker);
+    const load = steadyLoad(
+      concurrency,
+      () =>
+        fetch(`${gw}/v1/chat/completions`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${API_KEY}`, 'content-type': 'application/json' },
+          body: JSON.stringify(chat('steady')),
+        }),
+      (body) => body.includes('"choices"'),
+    );
     await sleep(3_000);
-    const beforeRestart = counts.ok + counts.failed;
-    await kubectl(['rollout', 'restart', `deployment/${GATEWAY}`, '-n', NS]);
+    const beforeRestart = load.total();
+    await k.kubectl(['rollout', 'restart', `deployment/${GATEWAY}`, '-n', NS]);
     const tRestart = Date.now();
-    await rolledOut(GATEWAY);
+    await k.rolledOut(GATEWAY);
     const rolled = (Date.now() - tRestart) / 1000;
     // Until the old pods are gone (preStop pause, then the drain), and a little after.
-    const after = await settled('gateway', 2);
+    const after = await k.settled('gateway', 2);
     const gone = (Date.now() - tRestart) / 1000;
     await sleep(3_000);
-    running = false;
-    await Promise.all(workers);
+    const counts = await load.stop();
     const seconds = (Date.now() - t) / 1000;
     const total = counts.ok + counts.failed;
     log(
       `rolling restart under load (${concurrency} clients, keep-alive): ${total} requests in ${seconds.toFixed(1)} s ` +
         `(${(total / seconds).toFixed(0)}/s; ${beforeRestart} before the restart), ${counts.ok} ok, ${counts.failed} failed; ` +
         `rollout status done after ${rolled.toFixed(1)} s, old pods gone after ${gone.toFixed(1)} s` +
-        (errors.size ? `; errors: ${JSON.stringify(Object.fromEntries(errors))}` : ''),
+        (counts.failed ? `; errors: ${JSON.stringify(counts.errors)}` : ''),
     );
     expect(after.map((p) => p.name).some((n) => before.some((b) => b.name === n))).toBe(false);
     expect(counts.ok).toBeGreaterThan(50);
@@ -450,7 +352,7 @@ describe('both charts on a real node, with the image built here', () => {
   }, 300_000);
 
   it('finishes a stream whose pod is deleted mid-way, or ends it with an explicit error', async () => {
-    const ps = await settled('gateway', 2);
+    const ps = await k.settled('gateway', 2);
     const t = Date.now();
     const res = await fetch(`${gw}/v1/chat/completions`, {
       method: 'POST',
@@ -471,67 +373,54 @@ describe('both charts on a real node, with the image built here', () => {
       5_000,
       100,
     );
-    const reader = res.body?.getReader();
-    if (!reader) throw new Error('no body');
-    const decoder = new TextDecoder();
-    let text = '';
     let deletedAt = 0;
-    let error = '';
-    for (;;) {
-      let chunk: Awaited<ReturnType<typeof reader.read>>;
-      try {
-        chunk = await reader.read();
-      } catch (e) {
-        error = String((e as { cause?: unknown }).cause ?? e);
-        break;
-      }
-      if (chunk.done) break;
-      text += decoder.decode(chunk.value, { stream: true });
-      if (!deletedAt && text.split('\n\n').length > 5) {
-        deletedAt = Date.now();
-        await kubectl(['delete', 'pod', serving.name, '-n', NS, '--wait=false']);
-      }
-    }
-    const events = text.split('\n\n').filter((e) => e.startsWith('data: '));
+    const { events, error } = await readSse(res, async (n) => {
+      // A few chunks in, the serving pod is deleted (preStop pause, then SIGTERM and the drain).
+      if (deletedAt || n < 5) return;
+      deletedAt = Date.now();
+      await k.kubectl(['delete', 'pod', serving.name, '-n', NS, '--wait=false']);
+    });
     const done = events.at(-1) === 'data: [DONE]';
     const errorEvent = events.some((e) => e.includes('"error"'));
-    const content = events
+    const pieces = events
       .filter((e) => e !== 'data: [DONE]')
       .map(
         (e) =>
           (JSON.parse(e.slice(6)) as { choices?: { delta?: { content?: string } }[] }).choices?.[0]?.delta
             ?.content ?? '',
       )
-      .join('');
+      .filter(Boolean);
     log(
       `mid-stream deletion: pod ${serving.name} deleted ${((deletedAt - t) / 1000).toFixed(1)} s into a 10 s stream; ` +
         `client got ${events.length} events over ${((Date.now() - t) / 1000).toFixed(1)} s, ` +
         (done
-          ? 'ending with [DONE]'
+          ? `${pieces.length} of them content, ending with [DONE]`
           : errorEvent
             ? `ending with an error event: ${events.at(-1)?.slice(0, 300)}`
             : `ending with ${error || 'a bare close'}`),
     );
     expect(deletedAt).toBeGreaterThan(0);
     // Finished (every chunk, then [DONE]) or told: never a silent truncation.
-    if (done) expect(content).toMatch(/^Simulated openai\/gpt-4o-mini-chunks-40-interval-250 reply/);
-    else expect(errorEvent || error !== '').toBe(true);
-    await settled('gateway', 2);
+    if (done) {
+      expect(pieces.length).toBe(40);
+      expect(pieces.join('')).toMatch(/^Simulated openai\/gpt-4o-mini-chunks-40-interval-250 reply/);
+    } else expect(errorEvent || error !== '').toBe(true);
+    await k.settled('gateway', 2);
   }, 180_000);
 
   it('rolls the pods on helm upgrade with a changed value', async () => {
-    const gBefore = (await settled('gateway', 2)).map((p) => p.name);
-    const oBefore = (await settled('operator', 2)).map((p) => p.name);
+    const gBefore = (await k.settled('gateway', 2)).map((p) => p.name);
+    const oBefore = (await k.settled('operator', 2)).map((p) => p.name);
     const t = Date.now();
-    await helmIn(['upgrade', RELEASE, CHART, '-n', NS, '--reuse-values', '--set', 'logLevel=debug']);
-    await Promise.all([rolledOut(GATEWAY), rolledOut(OPERATOR)]);
-    const [g, o] = await Promise.all([settled('gateway', 2), settled('operator', 2)]);
+    await k.helm(['upgrade', RELEASE, CHART, '-n', NS, '--reuse-values', '--set', 'logLevel=debug']);
+    await Promise.all([k.rolledOut(GATEWAY), k.rolledOut(OPERATOR)]);
+    const [g, o] = await Promise.all([k.settled('gateway', 2), k.settled('operator', 2)]);
     log(
       `helm upgrade (logLevel=debug): both Deployments rolled in ${((Date.now() - t) / 1000).toFixed(1)} s`,
     );
     expect(g.some((p) => gBefore.includes(p.name))).toBe(false);
     expect(o.some((p) => oBefore.includes(p.name))).toBe(false);
-    const env = await kubectl([
+    const env = await k.kubectl([
       'get',
       'pod',
       g[0]?.name ?? '',
@@ -546,17 +435,17 @@ describe('both charts on a real node, with the image built here', () => {
   }, 300_000);
 
   it('leaves the CRDs and the custom resources on helm uninstall', async () => {
-    await helmIn(['uninstall', RELEASE, '-n', NS, '--wait']);
-    await helmIn(['uninstall', 'switchyard-crds', '--wait']);
-    const crds = (await kubectl(['get', 'crd', '-o', 'name']))
+    await k.helm(['uninstall', RELEASE, '-n', NS, '--wait']);
+    await k.helm(['uninstall', 'switchyard-crds', '--wait']);
+    const crds = (await k.kubectl(['get', 'crd', '-o', 'name']))
       .split('\n')
       .filter((l) => l.includes('switchyard.dev'));
     expect(crds.length).toBe(5);
-    const workflows = (await kubectl(['get', 'workflows', '-A', '-o', 'name'])).split('\n').filter(Boolean);
+    const workflows = (await k.kubectl(['get', 'workflows', '-A', '-o', 'name'])).split('\n').filter(Boolean);
     expect(workflows.length).toBeGreaterThan(3);
     await waitFor(
       'the release pods gone',
-      async () => (await pods('gateway')).length + (await pods('operator')).length === 0,
+      async () => (await k.pods('gateway')).length + (await k.pods('operator')).length === 0,
       90_000,
       500,
     );
