@@ -7,7 +7,9 @@
 #
 # The runtime runs as uid 10001 and needs no writable path but /tmp (Node's compile cache), so it
 # works with readOnlyRootFilesystem and a /tmp emptyDir, as charts/switchyard mounts it.
-# Not built in this repository's CI (no container engine there); see docs/operations.md.
+# Without a Docker daemon, `make image` builds this file with buildah; without a registry, it first
+# assembles NODE_IMAGE from Debian's and npm's packages (docs/operations.md#build-the-image). CI
+# builds it that way and runs it on a real node (test/e2e).
 
 ARG NODE_IMAGE=node:24-bookworm-slim
 

@@ -9,11 +9,10 @@ PORT ?= 8080
 
 all: check test
 
-# npm rewrites node_modules/.package-lock.json on every install, so this reinstalls only when the lock changed.
-# `npm install` (which follows the lock) rather than `npm ci`: the registry mirror here lacks the
-# other platforms' optional binaries (e.g. @biomejs/cli-darwin-*), which `npm ci` insists on.
-node_modules/.package-lock.json: package-lock.json
-	npm install --no-audit --no-fund
+# npm writes node_modules/.package-lock.json on every install, so this reinstalls only when the lock
+# changed. `npm ci` installs exactly the lock and fails if package.json and the lock disagree.
+node_modules/.package-lock.json: package-lock.json package.json
+	npm ci --no-audit --no-fund
 
 deps: node_modules/.package-lock.json
 

@@ -19,6 +19,8 @@ export interface RedisStartOptions {
   appendonly?: boolean;
   /** Where the AOF lives; a fresh temporary directory (removed at process exit) when omitted. */
   dataDir?: string;
+  /** The address to listen on (default 127.0.0.1), e.g. the e2e node's bridge, where pods reach it. */
+  host?: string;
 }
 
 export interface RunningRedis {
@@ -33,9 +35,9 @@ export interface RunningRedis {
 
 const binary = process.env.REDIS_SERVER ?? '/usr/bin/redis-server';
 
-export function ping(port: number): Promise<boolean> {
+export function ping(port: number, host = '127.0.0.1'): Promise<boolean> {
   return new Promise((done) => {
-    const sock = createConnection({ host: '127.0.0.1', port });
+    const sock = createConnection({ host, port });
     let got = '';
     const finish = (ok: boolean) => {
       sock.destroy();
@@ -58,15 +60,18 @@ interface Process {
 
 class PortInUse extends Error {}
 
-async function launch(port: number, dataDir: string | undefined): Promise<Process> {
+async function launch(port: number, dataDir: string | undefined, host: string): Promise<Process> {
   const persistence = dataDir
     ? ['--dir', dataDir, '--appendonly', 'yes', '--appendfsync', 'always']
     : ['--appendonly', 'no'];
+  // Off loopback, where protected mode would refuse every client, the caller chose who reaches it.
+  const open = host === '127.0.0.1' ? [] : ['--protected-mode', 'no'];
   const args = [
     '--port',
     String(port),
     '--bind',
-    '127.0.0.1',
+    host,
+    ...open,
     '--save',
     '',
     ...persistence,
@@ -89,7 +94,7 @@ async function launch(port: number, dataDir: string | undefined): Promise<Proces
       if (/Address already in use/i.test(log)) throw new PortInUse(`port ${port} is in use`);
       throw new Error(`redis-server exited (${child.exitCode ?? child.signalCode}):\n${log}`);
     }
-    if (await ping(port)) return { child, stop };
+    if (await ping(port, host)) return { child, stop };
     await new Promise((r) => setTimeout(r, 50));
   }
   await stop();
@@ -118,12 +123,13 @@ function dataDirFor(opts: RedisStartOptions): string | undefined {
 export async function startRedis(opts: RedisStartOptions = {}): Promise<RunningRedis> {
   checkRedisBinary();
   const dataDir = dataDirFor(opts);
+  const host = opts.host ?? '127.0.0.1';
   let proc: Process | undefined;
   let port = opts.port ?? 0;
   for (let i = 0; i < 5 && !proc; i++) {
     if (opts.port === undefined) port = await freePort();
     try {
-      proc = await launch(port, dataDir);
+      proc = await launch(port, dataDir, host);
     } catch (err) {
       // A free port can be taken between picking and binding: retry, unless the caller fixed it.
       if (!(err instanceof PortInUse) || opts.port !== undefined) throw err;
@@ -132,13 +138,13 @@ export async function startRedis(opts: RedisStartOptions = {}): Promise<RunningR
   if (!proc) throw new Error('redis-server: no free port after 5 attempts');
   let current: Process = proc;
   return {
-    url: `redis://127.0.0.1:${port}`,
+    url: `redis://${host}:${port}`,
     port,
     dataDir,
     stop: () => current.stop(),
     restart: async () => {
       await current.stop();
-      current = await launch(port, dataDir);
+      current = await launch(port, dataDir, host);
     },
   };
 }

@@ -1,3 +1,4 @@
+import type { Server } from 'node:http';
 import type { FastifyInstance } from 'fastify';
 import pino, { type Logger } from 'pino';
 import { type AsyncConfig, asyncConfigFromEnv } from './async/config.ts';
@@ -44,6 +45,27 @@ function needsTokenCounts(rt: Runtime): boolean {
     for (const wf of p.workflows.values()) if (wf.config.sessionMemory.enabled) return true;
   }
   return false;
+}
+
+/**
+ * A draining gateway keeps its keep-alive connections open while they keep closing (each busy one
+ * closes after its next answer, which carries `Connection: close`): until none is left, none closed
+ * for QUIET_MS (the rest are idle), or CONNECTION_DRAIN_MS (bounded by the grace period).
+ */
+const CONNECTION_DRAIN_MS = 2_000;
+const QUIET_MS = 500;
+
+async function connectionsClosed(server: Server, withinMs: number): Promise<void> {
+  const count = () => new Promise<number>((r) => server.getConnections((_err, n) => r(n ?? 0)));
+  const end = Date.now() + withinMs;
+  let open = await count();
+  let changedAt = Date.now();
+  while (open > 0 && Date.now() < end && Date.now() - changedAt < QUIET_MS) {
+    await new Promise((r) => setTimeout(r, 50));
+    const now = await count();
+    if (now !== open) changedAt = Date.now();
+    open = now;
+  }
 }
 
 export interface GatewayOptions {
@@ -139,6 +161,13 @@ export function createGateway(store: SnapshotStore, opts: GatewayOptions = {}): 
     sessions: stores.sessions,
     console: opts.console,
   });
+  // Draining (the pod is out of its Service's endpoints by now): every answer closes its connection,
+  // so a keep-alive client sends its next request on a new connection, to a pod that stays, rather
+  // than on one this gateway is about to close under it.
+  app.addHook('onSend', async (_req, reply, payload) => {
+    if (closing) reply.header('connection', 'close');
+    return payload;
+  });
   jobs.start(app.server);
   const ops = buildOpsApp(store, metrics, () => closing);
   if (store.current) metrics.setSnapshot(store.current.version);
@@ -176,9 +205,10 @@ export function createGateway(store: SnapshotStore, opts: GatewayOptions = {}): 
     },
     async close(graceMs = 25_000) {
       closing = true;
-      await jobs.drain();
       const timer = setTimeout(() => app.server.closeAllConnections(), graceMs);
       timer.unref();
+      await jobs.drain();
+      await connectionsClosed(app.server, Math.min(graceMs, CONNECTION_DRAIN_MS));
       await app.close();
       clearTimeout(timer);
       await ops.close();

@@ -44,9 +44,9 @@ func newKey() (*ecdsa.PrivateKey, []byte, error) {
 	return k, der, err
 }
 
-// generatePKI writes a CA, an apiserver serving cert for 127.0.0.1/localhost,
+// generatePKI writes a CA, an apiserver serving cert for 127.0.0.1/localhost (and address),
 // an admin client cert (group system:masters) and the RSA service-account key.
-func generatePKI(dir string) (*pki, error) {
+func generatePKI(dir string, address net.IP) (*pki, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, err
 	}
@@ -103,7 +103,7 @@ func generatePKI(dir string) (*pki, error) {
 		Subject:     pkix.Name{CommonName: "kube-apiserver"},
 		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
 		DNSNames:    []string{"localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc", "kubernetes.default.svc.cluster.local"},
-		IPAddresses: []net.IP{net.ParseIP("127.0.0.1"), net.ParseIP("10.96.0.1")},
+		IPAddresses: []net.IP{net.ParseIP("127.0.0.1"), net.ParseIP("10.96.0.1"), address},
 	}); err != nil {
 		return nil, err
 	}

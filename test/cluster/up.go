@@ -166,7 +166,8 @@ func up(args []string) int {
 	fs := flag.NewFlagSet("up", flag.ExitOnError)
 	dir := fs.String("dir", "", "state directory (certs, etcd data, logs); required")
 	kubeconfig := fs.String("kubeconfig", "", "where to write the admin kubeconfig (default DIR/kubeconfig)")
-	port := fs.Int("port", 0, "apiserver secure port on 127.0.0.1 (default: a free port)")
+	port := fs.Int("port", 0, "apiserver secure port (default: a free port)")
+	address := fs.String("address", "127.0.0.1", "the apiserver's bind and advertise address: a node's pods reach it there (the kubernetes Service's endpoint)")
 	noKCM := fs.Bool("no-controller-manager", false, "do not run kube-controller-manager")
 	verbosity := fs.Int("v", 1, "klog verbosity of the components")
 	readyTimeout := fs.Duration("ready-timeout", 5*time.Minute, "how long to wait for /readyz")
@@ -198,8 +199,12 @@ func up(args []string) int {
 		return 1
 	}
 	fail := func(format string, a ...any) int { log.Printf(format, a...); return 1 }
+	ip := net.ParseIP(*address)
+	if ip == nil || ip.To4() == nil {
+		return fail("--address %q is not an IPv4 address", *address)
+	}
 
-	p, err := generatePKI(filepath.Join(*dir, "pki"))
+	p, err := generatePKI(filepath.Join(*dir, "pki"), ip)
 	if err != nil {
 		return fail("pki: %v", err)
 	}
@@ -220,18 +225,22 @@ func up(args []string) int {
 	}
 	defer etcd.Close()
 
-	server := fmt.Sprintf("https://127.0.0.1:%d", apiPort)
+	server := fmt.Sprintf("https://%s:%d", ip, apiPort)
 	if err := writeKubeconfig(*kubeconfig, server, p); err != nil {
 		return fail("kubeconfig: %v", err)
 	}
 	v := "--v=" + strconv.Itoa(*verbosity)
 	api, apiDone, err := child(logDir, "kube-apiserver",
 		fmt.Sprintf("--etcd-servers=http://127.0.0.1:%d", etcdClient),
-		"--bind-address=127.0.0.1", "--advertise-address=127.0.0.1",
+		"--bind-address="+ip.String(), "--advertise-address="+ip.String(),
 		fmt.Sprintf("--secure-port=%d", apiPort),
 		"--cert-dir="+filepath.Join(*dir, "pki", "generated"),
 		"--tls-cert-file="+p.servingCert, "--tls-private-key-file="+p.servingKey,
 		"--client-ca-file="+p.caCert,
+		// A kubelet (the e2e node) trusts this CA: logs, exec and stats reach it with the admin cert,
+		// at the address it registers (its --node-ip).
+		"--kubelet-client-certificate="+p.adminCert, "--kubelet-client-key="+p.adminKey,
+		"--kubelet-preferred-address-types=InternalIP",
 		"--authorization-mode=Node,RBAC",
 		"--service-account-issuer=https://kubernetes.default.svc.cluster.local",
 		"--service-account-key-file="+p.saPub,

@@ -42,6 +42,8 @@ export interface StartClusterOptions {
   controllerManager?: boolean;
   /** How long to wait for /readyz once the binary is built. Default 5 minutes. */
   readyTimeoutMs?: number;
+  /** The apiserver's bind and advertise address (default 127.0.0.1): the e2e node's pods reach it there. */
+  address?: string;
 }
 
 interface Run {
@@ -158,6 +160,7 @@ export async function startCluster(opts: StartClusterOptions = {}): Promise<Clus
   const kubeconfigPath = join(dir, 'kubeconfig');
   const args = ['up', '--dir', dir, '--exit-on-stdin-close', '--remove-dir-on-exit'];
   if (opts.controllerManager === false) args.push('--no-controller-manager');
+  if (opts.address) args.push('--address', opts.address);
   // stdin stays open; if this process dies the pipe closes and the control plane shuts down.
   const child = spawn(bin, args, { stdio: ['pipe', 'pipe', 'pipe'] });
   const killOnExit = () => child.kill('SIGKILL');

@@ -38,7 +38,11 @@ export function verifyServiceSignature(
 export type Responder = (d: Delivery, n: number) => { status: number; headers?: Record<string, string> };
 
 /** A webhook receiver that verifies every delivery with `standardwebhooks` and service-signature. */
-export async function startReceiver(secret: string, respond: Responder = () => ({ status: 200 })) {
+export async function startReceiver(
+  secret: string,
+  respond: Responder = () => ({ status: 200 }),
+  host = '127.0.0.1',
+) {
   const deliveries: Delivery[] = [];
   const wh = new Webhook(secret);
   let responder = respond;
@@ -80,10 +84,10 @@ export async function startReceiver(secret: string, respond: Responder = () => (
       res.writeHead(r.status, r.headers ?? {}).end('ok');
     });
   });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  await new Promise<void>((r) => server.listen(0, host, () => r()));
   const port = (server.address() as { port: number }).port;
   return {
-    url: `http://127.0.0.1:${port}/hooks`,
+    url: `http://${host}:${port}/hooks`,
     deliveries,
     of: (event: string) => deliveries.filter((d) => d.event === event),
     respond(r: Responder) {

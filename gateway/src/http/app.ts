@@ -57,7 +57,9 @@ export function buildGatewayApp(opts: GatewayAppOptions): FastifyInstance {
     bodyLimit: LIMITS.defaultBodyBytes,
     genReqId: () => randomUUID(),
     requestIdHeader: false,
-    return503OnClosing: true,
+    // A draining gateway still answers what arrives on its open connections, each answer closing its
+    // connection (gateway.ts): a 503 would fail a request that nothing else failed.
+    return503OnClosing: false,
     forceCloseConnections: 'idle',
     routerOptions: { ignoreTrailingSlash: true },
   });
