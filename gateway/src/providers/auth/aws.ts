@@ -93,8 +93,9 @@ export function webIdentityAuth(
   auth: WebIdentity,
   timeouts: UpstreamTarget['timeouts'],
   opts: WebIdentityOptions = {},
-): UpstreamAuth & { refreshing: Refreshing<AwsCredentials> } {
+): Extract<UpstreamAuth, { kind: 'aws' }> & { refreshing: Refreshing<AwsCredentials> } {
   const env = opts.env ?? process.env;
+  const now = opts.now ?? Date.now;
   const what = 'STS AssumeRoleWithWebIdentity';
   const fetch = async () => {
     const roleArn = auth.roleArn ?? env.AWS_ROLE_ARN;
@@ -141,7 +142,9 @@ export function webIdentityAuth(
       );
     try {
       const creds = parseStsCredentials(text);
-      return { value: creds, expiresAt: creds.expiresAt };
+      // The lifetime left, on the cache's clock (the same as the wall clock outside tests).
+      const expiresAt = now() + (creds.expiresAt - Date.now());
+      return { value: { ...creds, expiresAt }, expiresAt };
     } catch (err) {
       throw credentialInvalid(what, (err as Error).message);
     }

@@ -49,6 +49,11 @@ export class Refreshing<T> {
     return (await (signal ? abortable(renewal, signal) : renewal)).value;
   }
 
+  /** Resolves once no renewal is under way (a background renewal included); never rejects. */
+  async settled(): Promise<void> {
+    await this.#inflight?.catch(() => undefined);
+  }
+
   /** Forgets the credential (e.g. the provider refused it), so the next get() fetches anew. */
   invalidate(): void {
     this.#current = undefined;

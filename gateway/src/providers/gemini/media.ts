@@ -13,18 +13,19 @@ import { refuseParam } from '../optional-params.ts';
 import type { ImageRequest, ImageResult, TranscriptionRequest, TranscriptionResult } from '../types.ts';
 import { type GeminiResponse, normaliseGeminiUsage } from './response.ts';
 
-/** Imagen and Gemini image models both take these aspect ratios. */
-const ASPECT_RATIOS = ['1:1', '3:4', '4:3', '9:16', '16:9'] as const;
+/** The aspect ratios Imagen takes; Gemini image models take a few more. */
+const IMAGEN_RATIOS = ['1:1', '3:4', '4:3', '9:16', '16:9'] as const;
+const GEMINI_RATIOS = ['1:1', '2:3', '3:2', '3:4', '4:3', '4:5', '5:4', '9:16', '16:9', '21:9'] as const;
 const SIZE = /^(\d{2,5})x(\d{2,5})$/;
 
 /** OpenAI's `<width>x<height>` as the nearest aspect ratio, within 5 % (1792x1024 is 16:9). */
-export function aspectRatio(size: string): string {
+export function aspectRatio(size: string, ratios: readonly string[] = IMAGEN_RATIOS): string {
   const m = SIZE.exec(size);
   if (!m) throw refuseParam('gemini', 'size', 'a size is <width>x<height>');
   const want = Number(m[1]) / Number(m[2]);
   let best: string | undefined;
   let bestOff = Number.POSITIVE_INFINITY;
-  for (const r of ASPECT_RATIOS) {
+  for (const r of ratios) {
     const [w, h] = r.split(':').map(Number) as [number, number];
     const off = Math.abs(w / h - want) / want;
     if (off < bestOff) {
@@ -33,7 +34,7 @@ export function aspectRatio(size: string): string {
     }
   }
   if (best === undefined || bestOff > 0.05)
-    throw refuseParam('gemini', 'size', `the aspect ratios are ${ASPECT_RATIOS.join(', ')}`);
+    throw refuseParam('gemini', 'size', `the aspect ratios are ${ratios.join(', ')}`);
   return best;
 }
 
@@ -57,7 +58,8 @@ export function buildImageGenerateBody(req: ImageRequest): string {
   checkImageParams(req);
   if ((req.n ?? 1) !== 1) throw refuseParam('gemini', 'n', 'Gemini image models make one image per request');
   const generationConfig: Record<string, unknown> = { responseModalities: ['IMAGE'] };
-  if (req.size !== undefined) generationConfig.imageConfig = { aspectRatio: aspectRatio(req.size) };
+  if (req.size !== undefined)
+    generationConfig.imageConfig = { aspectRatio: aspectRatio(req.size, GEMINI_RATIOS) };
   return JSON.stringify({ contents: [{ role: 'user', parts: [{ text: req.prompt }] }], generationConfig });
 }
 
