@@ -24,6 +24,8 @@ const WEB_TOKEN = 'eyJhbGciOiJSUzI1NiJ9.projected-service-account-token.sig';
 const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
 const CLIENT_EMAIL = 'gateway@sim-project.iam.gserviceaccount.com';
 const MIN = 60_000;
+/** The simulator stands in for STS, at a local URL with a token file of the test's own. */
+const OVERRIDES = { SWITCHYARD_CREDENTIAL_ENDPOINT_OVERRIDES: 'true' };
 
 let sim: Simulator;
 let dir: string;
@@ -71,7 +73,7 @@ describe('Bedrock web identity (AssumeRoleWithWebIdentity)', () => {
         stsEndpoint: `${sim.url}/sts`,
       },
       TIMEOUTS,
-      { now },
+      { now, env: OVERRIDES },
     );
 
   it('exchanges the projected token, and Bedrock accepts the temporary keys it got', async () => {
@@ -155,11 +157,33 @@ describe('Bedrock web identity (AssumeRoleWithWebIdentity)', () => {
     const auth = webIdentityAuth(
       { method: 'aws-web-identity', tokenFile, sessionName: 's', stsEndpoint: `${sim.url}/sts` },
       TIMEOUTS,
-      { env: {} },
+      { env: OVERRIDES },
     );
     const err = await failure(() => auth.credentials(new AbortController().signal));
     expect(err.status).toBe(401);
     expect(err.message).toContain('AWS_ROLE_ARN');
+    expect(stsCalls()).toEqual([]);
+  });
+
+  it("without overrides allowed, the pod's token goes to AWS STS only and no other file is read", async () => {
+    const at = (stsEndpoint: string, file: string) =>
+      failure(() =>
+        webIdentityAuth(
+          { method: 'aws-web-identity', roleArn: ROLE, tokenFile: file, sessionName: 's', stsEndpoint },
+          TIMEOUTS,
+          {
+            env: { AWS_WEB_IDENTITY_TOKEN_FILE: tokenFile },
+          },
+        ).credentials(new AbortController().signal),
+      );
+    const elsewhere = await at(`${sim.url}/sts`, tokenFile);
+    expect(elsewhere.status).toBe(401);
+    expect(elsewhere.message).toContain('is not an AWS STS endpoint');
+    const otherFile = await at(
+      'https://sts.eu-west-1.amazonaws.com',
+      '/var/run/secrets/kubernetes.io/serviceaccount/token',
+    );
+    expect(otherFile.message).toContain("is not the pod's token file");
     expect(stsCalls()).toEqual([]);
   });
 });

@@ -31,6 +31,8 @@ let gw: RunningGateway;
 let dir: string;
 
 beforeAll(async () => {
+  // The simulator stands in for STS (a local URL, a token file of the test's own).
+  process.env.SWITCHYARD_CREDENTIAL_ENDPOINT_OVERRIDES = 'true';
   const google = simGoogleAccount();
   sim = await startSimulator({ aws: SIM_AWS_KEYS, google: google.sim, webIdentity: { token: WEB_TOKEN } });
   dir = await mkdtemp(join(tmpdir(), 'switchyard-irsa-'));
@@ -107,6 +109,7 @@ beforeAll(async () => {
   ]);
 });
 afterAll(async () => {
+  delete process.env.SWITCHYARD_CREDENTIAL_ENDPOINT_OVERRIDES;
   await gw?.close();
   await sim?.close();
   await rm(dir, { recursive: true, force: true });

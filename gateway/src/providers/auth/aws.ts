@@ -38,6 +38,29 @@ export interface WebIdentityOptions extends RefreshingOptions {
   env?: Record<string, string | undefined>;
 }
 
+/** AWS's STS hosts (regional, global, FIPS, China). */
+const AWS_STS = /^https:\/\/sts(-fips)?(\.[a-z0-9-]+)?\.amazonaws\.com(\.cn)?\/?$/;
+
+/**
+ * The exchange sends the pod's own identity token, so a Provider (which any namespace may write)
+ * must not be able to send it elsewhere, nor to send the contents of another file. Unless the
+ * operator of the gateway allows overrides (SWITCHYARD_CREDENTIAL_ENDPOINT_OVERRIDES=true: private
+ * endpoints, test doubles), the token goes only to AWS STS and only the pod's token file is read.
+ */
+function guard(
+  auth: WebIdentity,
+  tokenFile: string,
+  env: Record<string, string | undefined>,
+): string | undefined {
+  if (env.SWITCHYARD_CREDENTIAL_ENDPOINT_OVERRIDES === 'true') return undefined;
+  if (!AWS_STS.test(auth.stsEndpoint))
+    return `endpoints.sts ${auth.stsEndpoint} is not an AWS STS endpoint (SWITCHYARD_CREDENTIAL_ENDPOINT_OVERRIDES=true on the gateway allows it)`;
+  const podFile = env.AWS_WEB_IDENTITY_TOKEN_FILE ?? DEFAULT_WEB_IDENTITY_TOKEN_FILE;
+  if (tokenFile !== podFile)
+    return `webIdentity.tokenFile ${tokenFile} is not the pod's token file ${podFile} (SWITCHYARD_CREDENTIAL_ENDPOINT_OVERRIDES=true on the gateway allows it)`;
+  return undefined;
+}
+
 const unescapeXml = (s: string): string =>
   s
     .replace(/&lt;/g, '<')
@@ -101,6 +124,8 @@ export function webIdentityAuth(
     const roleArn = auth.roleArn ?? env.AWS_ROLE_ARN;
     const tokenFile = auth.tokenFile ?? env.AWS_WEB_IDENTITY_TOKEN_FILE ?? DEFAULT_WEB_IDENTITY_TOKEN_FILE;
     if (!roleArn) throw credentialInvalid(what, 'no role ARN (webIdentity.roleArn, or AWS_ROLE_ARN)');
+    const refused = guard(auth, tokenFile, env);
+    if (refused) throw credentialInvalid(what, refused);
     let token: string;
     try {
       token = (await readFile(tokenFile, 'utf8')).trim();
