@@ -113,7 +113,7 @@ const credentials = z
           .regex(/^\//, 'must be an absolute path')
           .optional()
           .meta({
-            description: `Projected service-account token file. Defaults to the pod's AWS_WEB_IDENTITY_TOKEN_FILE, else ${DEFAULT_WEB_IDENTITY_TOKEN_FILE}.`,
+            description: `Projected service-account token file. Defaults to the pod's AWS_WEB_IDENTITY_TOKEN_FILE, else ${DEFAULT_WEB_IDENTITY_TOKEN_FILE}; another file is read only when the gateway runs with SWITCHYARD_CREDENTIAL_ENDPOINT_OVERRIDES=true.`,
           }),
         sessionName: z
           .string()
@@ -221,7 +221,7 @@ export const providerSpec = z
     endpoints: z
       .object({
         sts: httpUrl(
-          'STS endpoint for webIdentity. Defaults to https://sts.<region>.amazonaws.com.',
+          'STS endpoint for webIdentity. Defaults to https://sts.<region>.amazonaws.com; a host other than AWS STS is used only when the gateway runs with SWITCHYARD_CREDENTIAL_ENDPOINT_OVERRIDES=true.',
         ).optional(),
         token: httpUrl(
           "OAuth 2.0 token endpoint for a service-account key. Defaults to the key's token_uri (https://oauth2.googleapis.com/token).",
