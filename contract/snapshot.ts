@@ -34,11 +34,47 @@ export const modelPricing = z.object({
 });
 export type ModelPricing = z.infer<typeof modelPricing>;
 
+/**
+ * How a provider is authenticated, with the non-secret parts of it; the secret parts are in the
+ * provider's sealed `credential` (the API key, the access key pair as JSON, the service-account key
+ * JSON). Endpoints are written out by the compiler (cloud defaults or the Provider's overrides).
+ */
+export const providerAuth = z.discriminatedUnion('method', [
+  z.object({ method: z.literal('api-key') }),
+  z.object({ method: z.literal('aws-access-keys') }),
+  z.object({
+    method: z.literal('aws-web-identity'),
+    /** Unset: the pod's AWS_ROLE_ARN (set by EKS for IRSA). */
+    roleArn: z.string().optional(),
+    /** Unset: the pod's AWS_WEB_IDENTITY_TOKEN_FILE, else the EKS default path. */
+    tokenFile: z.string().optional(),
+    sessionName: z.string(),
+    stsEndpoint: z.string(),
+  }),
+  z.object({
+    method: z.literal('gcp-service-account'),
+    /** Unset: the key's own token_uri. */
+    tokenEndpoint: z.string().optional(),
+  }),
+  z.object({
+    method: z.literal('gcp-workload-identity'),
+    metadataEndpoint: z.string(),
+    serviceAccount: z.string(),
+  }),
+]);
+export type ProviderAuth = z.infer<typeof providerAuth>;
+
 export const snapshotProvider = z.object({
   name: z.string(),
   type: z.enum(PROVIDER_TYPES),
   baseURL: z.string(),
   apiVersion: z.string().optional(),
+  /** bedrock: the AWS region; vertex-ai: the Google Cloud location. */
+  region: z.string().optional(),
+  /** vertex-ai: the Google Cloud project id. */
+  project: z.string().optional(),
+  /** Absent in snapshots of operators that only knew API keys. */
+  auth: providerAuth.default({ method: 'api-key' }),
   credential: sealed.nullable(),
   streaming: z.boolean(),
   timeouts: z.object({
@@ -53,6 +89,8 @@ export const snapshotProvider = z.object({
       pricing: modelPricing.optional(),
       /** The most tokens one answer may have: what a spend reservation assumes without max_tokens. */
       maxOutputTokens: z.number().int().positive().optional(),
+      /** false: the model cannot stream, so streamed requests get its whole answer as one chunk. */
+      streaming: z.boolean().optional(),
     }),
   ),
 });

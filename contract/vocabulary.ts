@@ -37,8 +37,34 @@ export const takesStructuredOutput: (value: string) => value is StructuredReques
   member(STRUCTURED_REQUEST_TYPES);
 
 /** Wire protocols of upstream providers; one gateway adapter each. */
-export const PROVIDER_TYPES = ['openai', 'azure-openai', 'anthropic', 'gemini', 'openai-compatible'] as const;
+export const PROVIDER_TYPES = [
+  'openai',
+  'azure-openai',
+  'anthropic',
+  'gemini',
+  'openai-compatible',
+  'bedrock',
+  'vertex-ai',
+  'cohere',
+] as const;
 export type ProviderType = (typeof PROVIDER_TYPES)[number];
+
+/**
+ * How the gateway authenticates to a provider. `api-key`: one secret sent as the provider's key
+ * header. `aws-access-keys`: an access key pair (and optional session token) from a Secret, every
+ * request SigV4-signed. `aws-web-identity`: the pod's projected service-account token exchanged for
+ * temporary keys (STS AssumeRoleWithWebIdentity, as EKS IRSA sets up). `gcp-service-account`: a
+ * service-account key from a Secret, exchanged for access tokens (OAuth 2.0 JWT bearer grant).
+ * `gcp-workload-identity`: access tokens from the metadata server of the pod's node.
+ */
+export const AUTH_METHODS = [
+  'api-key',
+  'aws-access-keys',
+  'aws-web-identity',
+  'gcp-service-account',
+  'gcp-workload-identity',
+] as const;
+export type AuthMethod = (typeof AUTH_METHODS)[number];
 
 /** What an API key may call: `ai` the AI endpoints, `console` the console API. */
 export const API_KEY_SCOPES = ['ai', 'console'] as const;

@@ -273,7 +273,69 @@ const INVALID: InvalidCase[] = [
     field: 'spec.scope',
   },
   // Provider
-  { what: 'unknown type', kind: 'Provider', spec: { ...providerSpec(), type: 'cohere' }, field: 'spec.type' },
+  {
+    what: 'unknown type',
+    kind: 'Provider',
+    spec: { ...providerSpec(), type: 'mistral' },
+    field: 'spec.type',
+  },
+  {
+    what: 'bedrock without region (CEL)',
+    kind: 'Provider',
+    spec: { ...providerSpec(), type: 'bedrock', credentials: { awsAccessKeys: { name: 'aws-keys' } } },
+    field: 'spec.region',
+  },
+  {
+    what: 'bedrock with an API key instead of AWS credentials (CEL)',
+    kind: 'Provider',
+    spec: { ...providerSpec(), type: 'bedrock', region: 'us-east-1' },
+    field: 'bedrock credentials are awsAccessKeys or webIdentity',
+  },
+  {
+    what: 'two kinds of credentials at once (CEL)',
+    kind: 'Provider',
+    spec: {
+      ...providerSpec(),
+      type: 'bedrock',
+      region: 'us-east-1',
+      credentials: { awsAccessKeys: { name: 'aws-keys' }, webIdentity: {} },
+    },
+    field: 'exactly one of secretRef, awsAccessKeys, webIdentity, workloadIdentity',
+  },
+  {
+    what: 'vertex-ai without project (CEL)',
+    kind: 'Provider',
+    spec: {
+      ...providerSpec(),
+      type: 'vertex-ai',
+      region: 'us-central1',
+      credentials: { workloadIdentity: {} },
+    },
+    field: 'spec.project',
+  },
+  {
+    what: 'openai with workload identity (CEL)',
+    kind: 'Provider',
+    spec: { ...providerSpec(), credentials: { workloadIdentity: {} } },
+    field: 'this provider type takes an API key',
+  },
+  {
+    what: 'webIdentity.roleArn not an IAM role ARN',
+    kind: 'Provider',
+    spec: {
+      ...providerSpec(),
+      type: 'bedrock',
+      region: 'us-east-1',
+      credentials: { webIdentity: { roleArn: 'arn:aws:s3:::bucket' } },
+    },
+    field: 'spec.credentials.webIdentity.roleArn',
+  },
+  {
+    what: 'endpoints.sts not http(s)',
+    kind: 'Provider',
+    spec: { ...providerSpec(), endpoints: { sts: 'sts.amazonaws.com' } },
+    field: 'spec.endpoints.sts',
+  },
   {
     what: 'azure-openai without baseURL (CEL)',
     kind: 'Provider',

@@ -1,3 +1,4 @@
+import { generateKeyPairSync } from 'node:crypto';
 /**
  * Builders for test configs: one namespace, one project, providers pointing at the provider
  * simulator, and a key. Tests add the workflows they need.
@@ -99,5 +100,96 @@ export function baseConfig(
     ...provider('claude', 'anthropic', simUrl, ['claude-haiku-4-5', ...models]),
     ...provider('gem', 'gemini', simUrl, ['gemini-2.5-flash', ...models]),
     ...provider('azure', 'azure-openai', simUrl, ['gpt4o-deploy', ...models]),
+  ];
+}
+
+/** The AWS key pair a Bedrock provider signs with; start the simulator with `{ aws: SIM_AWS_KEYS }`. */
+export const SIM_AWS_KEYS = {
+  accessKeyId: 'AKIASIMULATOR000001',
+  secretAccessKey: 'sim/secret+key/for/tests/0123456789abcdef',
+};
+
+/** A Bedrock provider at the simulator, signing with SIM_AWS_KEYS from a Secret. */
+export function bedrockProvider(
+  name: string,
+  simUrl: string,
+  models: string[],
+  extra: Record<string, unknown> = {},
+) {
+  return [
+    secret(`${name}-aws`, {
+      accessKeyId: SIM_AWS_KEYS.accessKeyId,
+      secretAccessKey: SIM_AWS_KEYS.secretAccessKey,
+    }),
+    {
+      apiVersion: v1,
+      kind: 'Provider',
+      metadata: meta(name),
+      spec: {
+        type: 'bedrock',
+        region: 'us-east-1',
+        baseURL: simUrl,
+        credentials: { awsAccessKeys: { name: `${name}-aws` } },
+        timeouts: { connectMs: 1000, firstByteMs: 2000, totalMs: 5000 },
+        models: models.map((m) => ({
+          name: m,
+          requestTypes: ALL_TYPES,
+          pricing: { inputUsdPerMTok: '1', outputUsdPerMTok: '2' },
+        })),
+        ...extra,
+      },
+    },
+  ];
+}
+
+/**
+ * A Google service account for Vertex AI tests: start the simulator with `{ google: account.sim }`,
+ * then give vertexProvider `account.key(sim.url)` (its token_uri is the simulator's token endpoint).
+ */
+export function simGoogleAccount() {
+  const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+  const clientEmail = 'gateway@sim-project.iam.gserviceaccount.com';
+  return {
+    sim: { clientEmail, publicKey: publicKey.export({ type: 'spki', format: 'pem' }).toString() },
+    key: (simUrl: string) =>
+      JSON.stringify({
+        type: 'service_account',
+        project_id: 'sim-project',
+        client_email: clientEmail,
+        private_key: privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(),
+        token_uri: `${simUrl}/token`,
+      }),
+  };
+}
+
+/** A Vertex AI provider at the simulator, authenticated with a service-account key from a Secret. */
+export function vertexProvider(
+  name: string,
+  simUrl: string,
+  models: string[],
+  serviceAccountKey: string,
+  extra: Record<string, unknown> = {},
+) {
+  return [
+    secret(`${name}-sa`, { serviceAccountKey }),
+    {
+      apiVersion: v1,
+      kind: 'Provider',
+      metadata: meta(name),
+      spec: {
+        type: 'vertex-ai',
+        region: 'us-central1',
+        project: 'sim-project',
+        baseURL: simUrl,
+        credentials: { secretRef: { name: `${name}-sa`, key: 'serviceAccountKey' } },
+        timeouts: { connectMs: 1000, firstByteMs: 2000, totalMs: 5000 },
+        models: models.map((m) => ({
+          name: m,
+          requestTypes: ALL_TYPES,
+          pricing: { inputUsdPerMTok: '1', outputUsdPerMTok: '2' },
+        })),
+        ...extra,
+      },
+    },
   ];
 }

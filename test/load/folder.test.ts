@@ -428,7 +428,7 @@ stringData:
     const wf = loaded.objects.find((o) => o.kind === 'Workflow');
     const provider = loaded.objects.find((o) => o.kind === 'Provider');
     expect(wf?.kind === 'Workflow' && wf.spec.testMode).toBe(false);
-    expect(provider?.kind === 'Provider' && provider.spec.credentials?.secretRef.key).toBe('apiKey');
+    expect(provider?.kind === 'Provider' && provider.spec.credentials?.secretRef?.key).toBe('apiKey');
     expect(provider?.kind === 'Provider' && provider.spec.models[0]?.requestTypes).toEqual(['chat']);
   });
 });

@@ -1,6 +1,13 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { getAdapter } from '#gateway/providers/registry';
-import type { ChatResult, CompletionResult, EmbeddingResult, UpstreamTarget } from '#gateway/providers/types';
+import type {
+  ChatResult,
+  CompletionResult,
+  EmbeddingResult,
+  ImageResult,
+  TranscriptionResult,
+  UpstreamTarget,
+} from '#gateway/providers/types';
 import { closeUpstreamPools } from '#gateway/upstream/http';
 import { type Simulator, startSimulator } from '../simulator/index.ts';
 import {
@@ -8,6 +15,7 @@ import {
   collect,
   ctx,
   errorMappingCases,
+  failure,
   makeTarget,
   PERSON_SCHEMA,
   simpleChat,
@@ -36,8 +44,96 @@ beforeEach(() => {
 describe('gemini adapter', () => {
   it('declares what it supports', () => {
     expect(adapter.supportsNativeStructuredOutput).toBe(true);
-    for (const k of ['chat', 'completion', 'embedding'] as const) expect(adapter.supports(k)).toBe(true);
-    for (const k of ['image', 'transcription', 'speech'] as const) expect(adapter.supports(k)).toBe(false);
+    for (const k of ['chat', 'completion', 'embedding', 'image', 'transcription'] as const)
+      expect(adapter.supports(k)).toBe(true);
+    expect(adapter.supports('speech')).toBe(false);
+  });
+
+  it('images: Imagen models through :predict, sizes as aspect ratios, data: URLs unless b64_json', async () => {
+    const res = (await adapter.call(
+      target({ model: 'imagen-4.0-generate-001' }),
+      { kind: 'image', prompt: 'a paper boat', n: 3, size: '1024x1024' },
+      ctx(),
+    )) as ImageResult;
+    expect(res.images).toHaveLength(3);
+    expect(res.images[0]!.url).toMatch(/^data:image\/png;base64,/);
+    expect(last().path).toBe('/v1beta/models/imagen-4.0-generate-001:predict');
+    expect(last().body).toEqual({
+      instances: [{ prompt: 'a paper boat' }],
+      parameters: { sampleCount: 3, aspectRatio: '1:1' },
+    });
+    const b64 = (await adapter.call(
+      target({ model: 'imagen-4.0-generate-001' }),
+      { kind: 'image', prompt: 'x', response_format: 'b64_json', size: '1024x1792' },
+      ctx(),
+    )) as ImageResult;
+    expect(b64.images[0]!.b64_json).toBeTruthy();
+    expect(last().body).toMatchObject({ parameters: { aspectRatio: '9:16' } });
+  });
+
+  it('images: Gemini image models through generateContent with image output, one per request', async () => {
+    const res = (await adapter.call(
+      target({ model: 'gemini-2.5-flash-image' }),
+      { kind: 'image', prompt: 'a kite', size: '1536x1024' },
+      ctx(),
+    )) as ImageResult;
+    expect(res.images).toHaveLength(1);
+    expect(res.usage?.completion_tokens).toBeGreaterThan(0);
+    expect(last().body).toEqual({
+      contents: [{ role: 'user', parts: [{ text: 'a kite' }] }],
+      generationConfig: { responseModalities: ['IMAGE'], imageConfig: { aspectRatio: '3:2' } },
+    });
+    sim.clearRequests();
+    for (const req of [{ n: 2 }, { style: 'vivid' }, { size: '1000x200' }]) {
+      const err = await failure(() =>
+        adapter.call(
+          target({ model: 'gemini-2.5-flash-image' }),
+          { kind: 'image', prompt: 'x', ...req },
+          ctx(),
+        ),
+      );
+      expect(err.code).toBe('UPSTREAM_UNSUPPORTED');
+    }
+    expect(sim.requests()).toEqual([]);
+  });
+
+  it('transcription: the audio inline with a transcription instruction; usage reported', async () => {
+    const res = (await adapter.call(
+      target(),
+      {
+        kind: 'transcription',
+        file: new Uint8Array(1234),
+        filename: 'memo.wav',
+        mimeType: 'audio/wav',
+        language: 'fr',
+        prompt: 'Names: Zoë, Luc',
+      },
+      ctx(),
+    )) as TranscriptionResult;
+    expect(res.text).toBe('Simulated transcript of 1234 bytes of audio/wav.');
+    expect(res.usage?.prompt_tokens).toBeGreaterThan(0);
+    const body = last().body as {
+      contents: { parts: { text?: string; inlineData?: { mimeType: string } }[] }[];
+    };
+    expect(last().path).toBe('/v1beta/models/gemini-2.0-flash:generateContent');
+    expect(body.contents[0]!.parts[0]!.text).toContain('"fr"');
+    expect(body.contents[0]!.parts[0]!.text).toContain('Zoë, Luc');
+    expect(body.contents[0]!.parts[1]!.inlineData?.mimeType).toBe('audio/wav');
+    const err = await failure(() =>
+      adapter.call(
+        target(),
+        {
+          kind: 'transcription',
+          file: new Uint8Array(4),
+          filename: 'a.wav',
+          mimeType: 'audio/wav',
+          response_format: 'verbose_json',
+        },
+        ctx(),
+      ),
+    );
+    expect(err.code).toBe('UPSTREAM_UNSUPPORTED');
+    expect(err.message).toContain('"response_format"');
   });
 
   it('chat: generateContent, systemInstruction, generationConfig, x-goog-api-key', async () => {

@@ -8,7 +8,7 @@ import type {
   UpstreamTarget,
 } from '#gateway/providers/types';
 import { UpstreamError } from '#gateway/upstream/errors';
-import type { FaultRule, Simulator } from '../simulator/index.ts';
+import type { FaultRule, ProviderName, Simulator } from '../simulator/index.ts';
 
 export const API_KEY = 'sk-sim-test';
 
@@ -107,8 +107,10 @@ export const simpleChat = (text = 'Hello there'): ChatRequest => ({
 export interface ErrorSuiteOptions {
   sim: () => Simulator;
   adapter: ProviderAdapter;
-  provider: 'openai' | 'azure-openai' | 'anthropic' | 'gemini';
+  provider: ProviderName;
   target: (overrides?: Partial<UpstreamTarget>) => UpstreamTarget;
+  /** Credentials the provider refuses, and the status it refuses them with. Default: a wrong API key, 401. */
+  badCredentials?: { target: Partial<UpstreamTarget>; status: number };
 }
 
 /** The error-mapping cases every adapter must pass. Register inside a describe(). */
@@ -223,9 +225,13 @@ export function errorMappingCases(o: ErrorSuiteOptions): void {
     expect(seen).toBeGreaterThanOrEqual(2);
   });
 
-  it('wrong API key → 4xx (Gemini answers 400 API_KEY_INVALID, the others 401), not retryable', async () => {
-    const err = await failure(() => call(o.target({ apiKey: 'wrong' })));
-    expect(err.status).toBe(o.provider === 'gemini' ? 400 : 401);
+  it('wrong credentials → 4xx (Gemini answers 400 API_KEY_INVALID, Bedrock 403, the others 401), not retryable', async () => {
+    const bad = o.badCredentials ?? {
+      target: { apiKey: 'wrong' },
+      status: o.provider === 'gemini' ? 400 : 401,
+    };
+    const err = await failure(() => call(o.target(bad.target)));
+    expect(err.status).toBe(bad.status);
     expect(err.retryable).toBe(false);
   });
 

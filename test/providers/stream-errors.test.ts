@@ -1,5 +1,5 @@
 /**
- * The mid-stream rule of UPSTREAM_ERRORS, for all five adapters over a real socket: an error the
+ * The mid-stream rule of UPSTREAM_ERRORS, for every adapter over a real socket: an error the
  * provider reports inside its event stream is UPSTREAM_STATUS with the status it stands for, the
  * same before and after the first content, and a stream that just stops is UPSTREAM_STREAM_CUT.
  */
@@ -10,16 +10,24 @@ import { PROVIDER_TYPES, type ProviderType } from '#contract';
 import { getAdapter } from '#gateway/providers/registry';
 import type { StreamEvent } from '#gateway/providers/types';
 import { closeUpstreamPools } from '#gateway/upstream/http';
+import { eventFrame, exceptionFrame } from '../simulator/bedrock/eventstream.ts';
 import { failure, makeTarget, simpleChat } from './helpers.ts';
 
-type Family = 'openai' | 'anthropic' | 'gemini';
+type Family = 'openai' | 'anthropic' | 'gemini' | 'cohere' | 'bedrock';
 const FAMILY: Record<ProviderType, Family> = {
   openai: 'openai',
   'azure-openai': 'openai',
   'openai-compatible': 'openai',
   anthropic: 'anthropic',
   gemini: 'gemini',
+  // Vertex AI serves a Gemini model here (model "m"): Gemini's stream format.
+  'vertex-ai': 'gemini',
+  cohere: 'cohere',
+  bedrock: 'bedrock',
 };
+
+/** Bedrock's frames are binary; these tests send them in base64 and the server decodes them. */
+const frame = (b: Buffer): string => `b64:${b.toString('base64')}`;
 
 const sse = (data: unknown, event?: string): string =>
   `${event ? `event: ${event}\n` : ''}data: ${typeof data === 'string' ? data : JSON.stringify(data)}\n\n`;
@@ -27,7 +35,14 @@ const sse = (data: unknown, event?: string): string =>
 /** Each provider's own wire form of the same situations. */
 const WIRE: Record<
   Family,
-  { start: string; content: string; overloaded: string; rateLimited: string; invalid: string }
+  {
+    start: string;
+    content: string;
+    overloaded: string;
+    rateLimited: string;
+    invalid: string;
+    plainError: string;
+  }
 > = {
   openai: {
     start: '',
@@ -41,6 +56,7 @@ const WIRE: Record<
     invalid: sse({
       error: { message: 'Too long', type: 'invalid_request_error', code: 'context_length_exceeded' },
     }),
+    plainError: 'event: error\ndata: something broke\n\n',
   },
   anthropic: {
     start: sse(
@@ -54,6 +70,7 @@ const WIRE: Record<
     overloaded: sse({ type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } }, 'error'),
     rateLimited: sse({ type: 'error', error: { type: 'rate_limit_error', message: 'Slow down' } }, 'error'),
     invalid: sse({ type: 'error', error: { type: 'invalid_request_error', message: 'Too long' } }, 'error'),
+    plainError: 'event: error\ndata: something broke\n\n',
   },
   gemini: {
     start: '',
@@ -62,6 +79,30 @@ const WIRE: Record<
     overloaded: sse({ error: { message: 'The model is overloaded.', status: 'UNAVAILABLE' } }),
     rateLimited: sse({ error: { code: 429, message: 'Quota exceeded', status: 'RESOURCE_EXHAUSTED' } }),
     invalid: sse({ error: { code: 400, message: 'Too long', status: 'INVALID_ARGUMENT' } }),
+    plainError: 'event: error\ndata: something broke\n\n',
+  },
+  cohere: {
+    start: sse(
+      { type: 'message-start', id: 'c1', delta: { message: { role: 'assistant' } } },
+      'message-start',
+    ),
+    content: sse(
+      { type: 'content-delta', index: 0, delta: { message: { content: { text: 'Hi' } } } },
+      'content-delta',
+    ),
+    // Cohere reports mid-stream failures as an error event carrying the HTTP status.
+    overloaded: sse({ message: 'The model is overloaded', status: 503 }, 'error'),
+    rateLimited: sse({ message: 'Slow down', status: 429 }, 'error'),
+    invalid: sse({ message: 'Too long', status: 400 }, 'error'),
+    plainError: 'event: error\ndata: something broke\n\n',
+  },
+  bedrock: {
+    start: frame(eventFrame('messageStart', '{"role":"assistant"}')),
+    content: frame(eventFrame('contentBlockDelta', '{"contentBlockIndex":0,"delta":{"text":"Hi"}}')),
+    overloaded: frame(exceptionFrame('serviceUnavailableException', '{"message":"Bedrock is overloaded"}')),
+    rateLimited: frame(exceptionFrame('throttlingException', '{"message":"Slow down"}')),
+    invalid: frame(exceptionFrame('validationException', '{"message":"Too long"}')),
+    plainError: frame(exceptionFrame('internalServerException', 'something broke')),
   },
 };
 
@@ -76,7 +117,7 @@ beforeAll(async () => {
     req.on('end', async () => {
       res.writeHead(200, { 'content-type': 'text/event-stream' });
       for (const part of parts) {
-        res.write(part);
+        res.write(part.startsWith('b64:') ? Buffer.from(part.slice(4), 'base64') : part);
         await new Promise((r) => setTimeout(r, 15));
       }
       res.end();
@@ -96,6 +137,10 @@ async function streamWith(type: ProviderType, ...wire: string[]) {
   parts = wire.filter((p) => p !== '');
   const target = makeTarget(type, base, 'm', {
     ...(type === 'azure-openai' ? { options: { apiVersion: '2024-10-21' } } : {}),
+    ...(type === 'bedrock'
+      ? { auth: { kind: 'aws', credentials: async () => ({ accessKeyId: 'AKIA', secretAccessKey: 's' }) } }
+      : {}),
+    ...(type === 'vertex-ai' ? { auth: { kind: 'bearer', token: async () => 'ya29.t' } } : {}),
   });
   const got: StreamEvent[] = [];
   const err = await failure(async () => {
@@ -144,11 +189,12 @@ describe.each(PROVIDER_TYPES.map((type) => ({ type })))('$type mid-stream errors
     expect(err.providerMessage).toBe('Too long');
   });
 
-  it('an `event: error` with a plain-text body → UPSTREAM_STATUS 502, retryable', async () => {
-    const { err } = await streamWith(type, w.start, w.content, 'event: error\ndata: something broke\n\n');
+  it('an error event with a plain-text body → UPSTREAM_STATUS 5xx, retryable', async () => {
+    const { err } = await streamWith(type, w.start, w.content, w.plainError);
     expect({ code: err.code, status: err.status, retryable: err.retryable }).toEqual({
       code: 'UPSTREAM_STATUS',
-      status: 502,
+      // Bedrock's exception names its type (internalServerException: 500); SSE error events do not.
+      status: type === 'bedrock' ? 500 : 502,
       retryable: true,
     });
     expect(err.providerMessage).toBe('something broke');

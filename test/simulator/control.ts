@@ -20,7 +20,19 @@ const count = z.number().int().nonnegative();
 export const faultRuleSchema = z.strictObject({
   match: z
     .strictObject({
-      provider: z.enum(['openai', 'azure-openai', 'anthropic', 'gemini']).optional(),
+      provider: z
+        .enum([
+          'openai',
+          'azure-openai',
+          'anthropic',
+          'gemini',
+          'bedrock',
+          'vertex-ai',
+          'cohere',
+          'aws-sts',
+          'google-auth',
+        ])
+        .optional(),
       model: z.string().optional(),
       path: z.string().optional(),
     })
@@ -36,6 +48,7 @@ export const faultRuleSchema = z.strictObject({
   resetConnection: z.boolean().optional(),
   streamChunks: z.number().int().positive().optional(),
   chunkIntervalMs: count.optional(),
+  corruptCrc: z.boolean().optional(),
 }) satisfies z.ZodType<FaultRule>;
 
 function json(res: ServerResponse, status: number, value: unknown): void {

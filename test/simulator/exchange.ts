@@ -1,6 +1,7 @@
 /** What a provider module gets to see and implement; server.ts drives the common request pipeline. */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { z } from 'zod';
+import type { AuthState } from './auth-state.ts';
 import type { ResolvedFault } from './faults.ts';
 import type { ProviderName } from './types.ts';
 
@@ -22,18 +23,22 @@ export interface Exchange {
   api: ProviderApi;
   /** Timer registry, so close() can cancel pending delays. */
   sleep(ms: number): Promise<void>;
+  /** Credentials the simulator accepts and has issued (STS keys, Google access tokens). */
+  auth: AuthState;
 }
 
 export interface ErrorReply {
   status: number;
   body: unknown;
   headers?: Record<string, string>;
+  /** Sent verbatim instead of `body` as JSON (STS answers XML). */
+  text?: { contentType: string; content: string };
 }
 
 export interface Route {
   /** Model fixed by the URL (Azure deployment, Gemini path); otherwise read from the body `model`. */
   model?: string;
-  body: 'json' | 'multipart' | 'none';
+  body: 'json' | 'multipart' | 'form' | 'none';
   /** zod schema of the documented request shape; skipped when validation is off. */
   schema?: z.ZodType;
   handle(ex: Exchange): Promise<void>;
@@ -51,8 +56,16 @@ export interface ProviderApi {
   name: ProviderName;
   /** The route for this request, or undefined (answered with the provider's 404). */
   route(method: string, url: URL): Route | undefined;
-  /** Credentials and mandatory headers/params; an error reply when the request must be refused. */
-  precheck(req: IncomingMessage, url: URL, apiKey: string | undefined): ErrorReply | undefined;
+  /**
+   * Credentials and mandatory headers/params; an error reply when the request must be refused.
+   * `raw` is the body as received (SigV4 signs its hash).
+   */
+  precheck(
+    req: IncomingMessage,
+    url: URL,
+    apiKey: string | undefined,
+    ctx: { raw: Buffer; auth: AuthState },
+  ): ErrorReply | undefined;
   /** The provider's error body for a status (fault injection, generic failures). */
   error(status: number, message?: string): ErrorReply;
   invalidJson(detail: string): ErrorReply;

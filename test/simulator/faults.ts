@@ -15,6 +15,7 @@
  *   reset         reset the connection instead of answering
  *   chunks-N      stream N content chunks
  *   interval-N    wait N ms between stream chunks
+ *   badcrc        (Bedrock streams) one event-stream frame with a wrong CRC
  */
 import type { FaultRule, ProviderName } from './types.ts';
 
@@ -29,6 +30,7 @@ export interface ResolvedFault {
   resetConnection?: boolean;
   streamChunks?: number;
   chunkIntervalMs?: number;
+  corruptCrc?: boolean;
 }
 
 interface StoredRule {
@@ -61,6 +63,7 @@ export function faultFromModel(model: string): ResolvedFault {
   if (hasWord(model, 'hang')) fault.hang = true;
   if (hasWord(model, 'malformed')) fault.malformed = 'body';
   if (hasWord(model, 'reset')) fault.resetConnection = true;
+  if (hasWord(model, 'badcrc')) fault.corruptCrc = true;
   return fault;
 }
 

@@ -3,7 +3,14 @@ import type { IncomingHttpHeaders } from 'node:http';
 import type { RecordedRequest } from './types.ts';
 
 const CAPACITY = 1000;
-const SECRET_HEADERS = new Set(['authorization', 'api-key', 'x-api-key', 'x-goog-api-key', 'cookie']);
+const SECRET_HEADERS = new Set([
+  'authorization',
+  'api-key',
+  'x-api-key',
+  'x-goog-api-key',
+  'x-amz-security-token',
+  'cookie',
+]);
 export const REDACTED = '<redacted>';
 
 export class Recorder {

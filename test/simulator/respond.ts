@@ -42,11 +42,11 @@ export function sendJson(ex: Exchange, status: number, value: unknown, headers?:
 export function sendError(ex: Exchange, reply: ErrorReply): void {
   const { res } = ex;
   if (res.destroyed) return;
-  const body = JSON.stringify(reply.body);
+  const body = reply.text ? reply.text.content : JSON.stringify(reply.body);
   res.writeHead(reply.status, {
     ...ex.api.headers(),
     ...reply.headers,
-    'content-type': 'application/json',
+    'content-type': reply.text ? reply.text.contentType : 'application/json',
     'content-length': String(Buffer.byteLength(body)),
   });
   res.end(body);

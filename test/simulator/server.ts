@@ -6,8 +6,13 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { anthropicApi } from './anthropic/routes.ts';
+import { googleAuthApi } from './auth/google.ts';
+import { awsStsApi } from './auth/sts.ts';
+import { AuthState } from './auth-state.ts';
 import { azureApi } from './azure/routes.ts';
+import { bedrockApi } from './bedrock/routes.ts';
 import { decodeJson, decodeMultipart, type MultipartBody, readBody, recordableMultipart } from './body.ts';
+import { cohereApi } from './cohere/routes.ts';
 import { handleControl } from './control.ts';
 import type { Exchange, ProviderApi } from './exchange.ts';
 import { FaultStore } from './faults.ts';
@@ -17,9 +22,15 @@ import { Recorder, safeHeaders, safePath } from './recorder.ts';
 import { sendError } from './respond.ts';
 import type { Simulator, SimulatorOptions } from './types.ts';
 import { validate } from './validate.ts';
+import { vertexApi } from './vertex/routes.ts';
+
+type Options = Required<Omit<SimulatorOptions, 'apiKey' | 'aws' | 'webIdentity' | 'google'>> & {
+  apiKey: string | undefined;
+};
 
 interface State {
-  opts: Required<Omit<SimulatorOptions, 'apiKey'>> & { apiKey: string | undefined };
+  opts: Options;
+  auth: AuthState;
   faults: FaultStore;
   recorder: Recorder;
   timers: Set<NodeJS.Timeout>;
@@ -28,6 +39,11 @@ interface State {
 
 function pickApi(pathname: string): ProviderApi {
   if (pathname.startsWith('/openai/')) return azureApi;
+  if (pathname.startsWith('/model/')) return bedrockApi;
+  if (pathname.startsWith('/v1/projects/')) return vertexApi;
+  if (pathname.startsWith('/v2/')) return cohereApi;
+  if (pathname === '/sts' || pathname.startsWith('/sts/')) return awsStsApi;
+  if (pathname === '/token' || pathname.startsWith('/computeMetadata/')) return googleAuthApi;
   if (pathname.startsWith('/v1beta/')) return geminiApi;
   // Gemini's stable surface shares the /v1 prefix with OpenAI; its method suffix tells them apart.
   if (pathname.startsWith('/v1/models/') && pathname.includes(':')) return geminiApi;
@@ -46,6 +62,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
       chunkIntervalMs: options.chunkIntervalMs ?? 0,
       validate: options.validate ?? true,
     },
+    auth: new AuthState({ aws: options.aws, webIdentity: options.webIdentity, google: options.google }),
     faults: new FaultStore(),
     recorder: new Recorder(),
     timers: new Set(),
@@ -122,6 +139,7 @@ async function handle(state: State, req: IncomingMessage, res: ServerResponse): 
     baseUrl: state.baseUrl,
     api,
     sleep,
+    auth: state.auth,
   };
 
   let decodeError: string | undefined;
@@ -129,6 +147,8 @@ async function handle(state: State, req: IncomingMessage, res: ServerResponse): 
     const decoded = decodeJson(raw);
     if (decoded.ok) ex.body = decoded.body;
     else if (route) decodeError = decoded.error;
+  } else if (route?.body === 'form') {
+    ex.body = Object.fromEntries(new URLSearchParams(raw.toString('utf8')));
   } else if (route?.body === 'multipart') {
     const decoded = decodeMultipart(raw, req.headers['content-type']);
     if (decoded.ok) ex.body = decoded.body;
@@ -143,7 +163,7 @@ async function handle(state: State, req: IncomingMessage, res: ServerResponse): 
   });
 
   if (!route) return sendError(ex, api.notFound(method, url.pathname));
-  const refused = api.precheck(req, url, state.opts.apiKey);
+  const refused = api.precheck(req, url, state.opts.apiKey, { raw, auth: state.auth });
   if (refused) return sendError(ex, refused);
   if (decodeError !== undefined) return sendError(ex, api.invalidJson(decodeError));
 

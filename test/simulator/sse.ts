@@ -26,14 +26,19 @@ export function rawFrame(text: string, paced = false): Frame {
   return { prefix: '', json: text, suffix: '', paced };
 }
 
-function frameText(f: Frame): string {
+export function frameText(f: Frame): string {
   return f.prefix + f.json + f.suffix;
 }
 
+/**
+ * `encode` turns a frame into bytes (SSE text by default; Bedrock's binary event-stream frames).
+ * It gets the frame's position so a fault can pick one frame.
+ */
 export async function writeStream(
   ex: Exchange,
   frames: Frame[],
   contentType = 'text/event-stream; charset=utf-8',
+  encode: (f: Frame, index: number, all: Frame[]) => string | Buffer = frameText,
 ): Promise<void> {
   const { res, fault } = ex;
   if (res.destroyed) return;
@@ -51,14 +56,21 @@ export async function writeStream(
   const interval = ex.chunkIntervalMs;
 
   if (interval <= 0) {
-    if (limit > 0 && !res.destroyed) res.write(out.slice(0, limit).map(frameText).join(''));
+    if (limit > 0 && !res.destroyed) {
+      const parts = out.slice(0, limit).map((f, i) => encode(f, i, out));
+      res.write(
+        parts.every((p) => typeof p === 'string')
+          ? parts.join('')
+          : Buffer.concat(parts.map((p) => Buffer.from(p))),
+      );
+    }
   } else {
     let pacedSeen = 0;
     for (let i = 0; i < limit; i++) {
       const frame = out[i]!;
       if (frame.paced && pacedSeen++ > 0) await ex.sleep(interval);
       if (res.destroyed) return;
-      res.write(frameText(frame));
+      res.write(encode(frame, i, out));
     }
   }
   if (res.destroyed) return;

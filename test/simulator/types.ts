@@ -1,6 +1,17 @@
 /** Public types of the provider simulator; re-exported by index.ts. */
 
-export type ProviderName = 'openai' | 'azure-openai' | 'anthropic' | 'gemini';
+export type ProviderName =
+  | 'openai'
+  | 'azure-openai'
+  | 'anthropic'
+  | 'gemini'
+  | 'bedrock'
+  | 'vertex-ai'
+  | 'cohere'
+  /** The fake STS (AssumeRoleWithWebIdentity) that issues Bedrock's temporary keys. */
+  | 'aws-sts'
+  /** The fake Google token endpoint and metadata server that issue Vertex AI's access tokens. */
+  | 'google-auth';
 
 export interface SimulatorOptions {
   /** 0 (default) picks a free port. */
@@ -17,6 +28,15 @@ export interface SimulatorOptions {
   chunkIntervalMs?: number;
   /** false skips zod validation of request bodies (benchmarks). Default true. */
   validate?: boolean;
+  /** Bedrock: the AWS key pair SigV4 signatures are checked against (besides keys the fake STS issued). */
+  aws?: { accessKeyId: string; secretAccessKey: string; sessionToken?: string };
+  /** The fake STS: the web identity token it accepts, and how long the keys it issues live. */
+  webIdentity?: { token: string; durationSeconds?: number };
+  /**
+   * The fake Google token endpoint (`POST /token`): the service account whose RS256 assertions it
+   * accepts (PEM public key), and how long the access tokens it and the metadata server issue live.
+   */
+  google?: { clientEmail: string; publicKey: string; tokenTtlSeconds?: number };
 }
 
 export interface FaultRule {
@@ -49,6 +69,8 @@ export interface FaultRule {
   /** Per-rule stream pacing, overriding the simulator options. */
   streamChunks?: number;
   chunkIntervalMs?: number;
+  /** Bedrock streams: one event-stream frame carries a wrong message CRC. */
+  corruptCrc?: boolean;
 }
 
 export interface RecordedRequest {

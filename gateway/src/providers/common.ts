@@ -142,6 +142,17 @@ export function parseEventJson(data: string): unknown {
   }
 }
 
+/**
+ * Splits a response byte stream into events: the SSE parser for every provider but Bedrock, whose
+ * AWS event-stream frames are turned into the same event shape.
+ */
+export interface EventParser {
+  /** Appends the complete events of this chunk to `out`; may throw UpstreamError. */
+  push(chunk: Buffer, out: SseEvent[]): void;
+  /** The source ended; true when it ended mid-event. */
+  end(): boolean;
+}
+
 /** Turns provider SSE events into canonical stream events; one instance per stream. */
 export interface StreamMapper {
   /** Handles one SSE event, pushing canonical events to `out`; may throw UpstreamError. */
@@ -157,15 +168,16 @@ export interface StreamMapper {
  * iteration early destroys the upstream body.
  *
  * `prepare` runs on the first `next()`, so validation errors (e.g. UPSTREAM_UNSUPPORTED) surface
- * from the iteration like every other upstream failure. The byte stream is parsed in place (one
+ * from the iteration like every other upstream failure; it may be async (request signing, tokens). The byte stream is parsed in place (one
  * generator between the socket and the caller, not a chain of them).
  */
 export async function* runStream(
-  prepare: () => SendOptions,
+  prepare: () => SendOptions | Promise<SendOptions>,
   onStatus: (res: UpstreamResponse) => Promise<UpstreamError>,
   mapper: StreamMapper,
+  parser: EventParser = new SseParser(),
 ): AsyncGenerator<StreamEvent, void, undefined> {
-  const res = await send(prepare());
+  const res = await send(await prepare());
   if (res.status < 200 || res.status >= 300) throw await onStatus(res);
   try {
     const ct = res.headers['content-type'];
@@ -174,7 +186,6 @@ export async function* runStream(
       const text = await res.body.text();
       throw badResponse(`upstream sent JSON instead of an event stream: ${text.slice(0, 300)}`);
     }
-    const parser = new SseParser();
     const sse: SseEvent[] = [];
     const out: StreamEvent[] = [];
     for await (const chunk of res.body as AsyncIterable<Buffer>) {

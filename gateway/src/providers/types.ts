@@ -178,13 +178,33 @@ export type StreamEvent =
     }
   | { type: 'finish'; finish_reason: string }
   | { type: 'usage'; usage: Usage };
+/** Temporary or long-lived AWS keys; `expiresAt` (ms) is set for temporary ones. */
+export interface AwsCredentials {
+  accessKeyId: string;
+  secretAccessKey: string;
+  sessionToken?: string | undefined;
+  expiresAt?: number | undefined;
+}
+
+/**
+ * Credentials that are not a fixed API key: AWS keys to sign each request with, or a bearer token
+ * obtained (and renewed) from a token endpoint. One instance per provider credential, shared by
+ * every target of that provider and kept across snapshots while the credential is unchanged.
+ */
+export type UpstreamAuth =
+  | { kind: 'aws'; credentials(signal: AbortSignal): Promise<AwsCredentials> }
+  | { kind: 'bearer'; token(signal: AbortSignal): Promise<string> };
+
 export interface UpstreamTarget {
   providerName: string;
   type: ProviderType;
   baseURL: string;
   apiKey: string;
   model: string;
+  /** false for a provider (or one model of it) that cannot stream: streamed requests get one chunk. */
   streaming: boolean;
+  /** Set for providers authenticated otherwise than by `apiKey` (bedrock, vertex-ai). */
+  auth?: UpstreamAuth | undefined;
   timeouts: { connectMs: number; firstByteMs: number; totalMs: number };
   options?: {
     apiVersion?: string;
@@ -200,6 +220,10 @@ export interface UpstreamTarget {
     anthropicVersion?: string;
     /** anthropic only: default `max_tokens` when the request has none (default 4096). */
     defaultMaxTokens?: number;
+    /** bedrock: the AWS region (signing scope); vertex-ai: the Google Cloud location. */
+    region?: string;
+    /** vertex-ai: the Google Cloud project id. */
+    project?: string;
   };
 }
 export interface CallContext {
@@ -207,6 +231,11 @@ export interface CallContext {
 }
 export interface ProviderAdapter {
   readonly type: ProviderType;
+  /**
+   * Loads what the adapter needs beyond the gateway's own code (e.g. the AWS signing libraries),
+   * when a snapshot first has a provider of this type, so pods without one never load it.
+   */
+  warm?(): Promise<void>;
   supports(kind: RequestKind): boolean; // what this provider can serve at all
   supportsNativeStructuredOutput: boolean;
   call(target: UpstreamTarget, req: CanonicalRequest, ctx: CallContext): Promise<CanonicalResult>;

@@ -7,7 +7,9 @@ import {
   type SnapshotWorkflow,
   unseal,
 } from '#contract';
-import type { UpstreamTarget } from '../providers/types.ts';
+import { authFor } from '../providers/auth/index.ts';
+import { getAdapter } from '../providers/registry.ts';
+import type { UpstreamAuth, UpstreamTarget } from '../providers/types.ts';
 
 /**
  * The gateway's in-memory form of a snapshot: everything a request needs is one Map lookup away,
@@ -53,27 +55,42 @@ export interface Runtime {
   keys: Map<string, RuntimeKey>;
 }
 
-function makeTarget(p: SnapshotProvider, apiKey: string, model: string): UpstreamTarget {
+function makeTarget(
+  p: SnapshotProvider,
+  secret: string,
+  auth: UpstreamAuth | undefined,
+  model: string,
+): UpstreamTarget {
+  const options: NonNullable<UpstreamTarget['options']> = {};
+  if (p.apiVersion) options.apiVersion = p.apiVersion;
+  if (p.region) options.region = p.region;
+  if (p.project) options.project = p.project;
   return {
     providerName: p.name,
     type: p.type,
     baseURL: p.baseURL,
-    apiKey,
+    // Only an API key goes out as one; other credentials stay with `auth`.
+    apiKey: p.auth.method === 'api-key' ? secret : '',
     model,
-    streaming: p.streaming,
+    // A model that cannot stream is answered as one chunk, like a provider that cannot.
+    streaming: p.streaming && p.models[model]?.streaming !== false,
     timeouts: p.timeouts,
-    ...(p.apiVersion ? { options: { apiVersion: p.apiVersion } } : {}),
+    ...(auth ? { auth } : {}),
+    ...(Object.keys(options).length > 0 ? { options } : {}),
   };
 }
 
 export function buildRuntime(snapshot: Snapshot, sealKey: Buffer): Runtime {
   const projects = new Map<string, RuntimeProject>();
+  const types = new Set<SnapshotProvider['type']>();
   for (const project of Object.values(snapshot.projects)) {
     const namespace = project.id.slice(0, project.id.indexOf('.'));
     const providers: RuntimeProject['providers'] = new Map();
     for (const p of Object.values(project.providers)) {
-      const apiKey = p.credential ? unseal(sealKey, `provider:${namespace}/${p.name}`, p.credential) : '';
-      providers.set(p.name, { config: p, targetFor: (model) => makeTarget(p, apiKey, model) });
+      const secret = p.credential ? unseal(sealKey, `provider:${namespace}/${p.name}`, p.credential) : '';
+      const auth = authFor(`${namespace}/${p.name}`, p, secret);
+      providers.set(p.name, { config: p, targetFor: (model) => makeTarget(p, secret, auth, model) });
+      types.add(p.type);
     }
     const workflows = new Map<string, RuntimeWorkflow>();
     for (const wf of Object.values(project.workflows)) {
@@ -105,6 +122,12 @@ export function buildRuntime(snapshot: Snapshot, sealKey: Buffer): Runtime {
     }));
     projects.set(project.id, { config: project, workflows, providers, webhooks });
   }
+  // Adapters with libraries of their own load them now, not on a first request (and never for a
+  // snapshot without such a provider). A failed load is retried, and reported, by that request.
+  for (const type of types)
+    getAdapter(type)
+      .warm?.()
+      .catch(() => undefined);
   const keys = new Map<string, RuntimeKey>();
   for (const [hash, k] of Object.entries(snapshot.apiKeys)) {
     keys.set(hash, { ...k, notAfterMs: k.notAfter ? Date.parse(k.notAfter) : Number.POSITIVE_INFINITY });

@@ -181,7 +181,8 @@ export function mapTransportError(err: unknown, deadline: Deadline, phase: Trans
 }
 
 export interface SendOptions {
-  target: UpstreamTarget;
+  /** Only its timeouts are read: credential exchanges pass the provider's target too. */
+  target: Pick<UpstreamTarget, 'timeouts'>;
   url: string;
   method?: 'GET' | 'POST';
   headers: Record<string, string>;

@@ -12,6 +12,7 @@ export const REASONS = [
   'DuplicateWorkflowName',
   'SecretMissing',
   'SecretEmpty',
+  'SecretInvalid',
   'WebhookSecretMissing',
   'KeyPending',
   'KeyMalformed',

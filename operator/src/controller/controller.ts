@@ -252,8 +252,11 @@ export class Controller {
     const wanted = new Set<string>();
     for (const o of objects) {
       const ns = o.metadata.namespace;
-      if (o.kind === 'Provider' && o.spec.credentials)
-        wanted.add(`${ns}/${o.spec.credentials.secretRef.name}`);
+      if (o.kind === 'Provider') {
+        const c = o.spec.credentials;
+        const name = c?.secretRef?.name ?? c?.awsAccessKeys?.name;
+        if (name) wanted.add(`${ns}/${name}`);
+      }
       if (o.kind === 'Project')
         for (const w of o.spec.webhooks ?? []) wanted.add(`${ns}/${w.secretRef.name}`);
       if (o.kind === 'ApiKey')

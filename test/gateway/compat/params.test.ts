@@ -14,7 +14,16 @@ import { MAPPED_CHAT_PARAMS, UNSUPPORTED_CHAT_PARAMS } from '#gateway/requests/c
 import { compatChatBody } from '#gateway/requests/compat-schema';
 import { UpstreamError } from '#gateway/upstream/errors';
 import { type RunningGateway, startGateway } from '../../harness/gateway.ts';
-import { API_KEY, baseConfig, provider, workflow } from '../../harness/manifests.ts';
+import {
+  API_KEY,
+  baseConfig,
+  bedrockProvider,
+  provider,
+  SIM_AWS_KEYS,
+  simGoogleAccount,
+  vertexProvider,
+  workflow,
+} from '../../harness/manifests.ts';
 import { type ProviderName, type Simulator, startSimulator } from '../../simulator/index.ts';
 import { rawJson } from './helpers.ts';
 
@@ -26,9 +35,33 @@ const TARGETS = {
   anthropic: { workflow: 'p-anthropic', provider: 'claude', model: 'claude-haiku-4-5', sim: 'anthropic' },
   gemini: { workflow: 'p-gemini', provider: 'gem', model: 'gemini-2.5-flash', sim: 'gemini' },
   gemini3: { workflow: 'p-gemini3', provider: 'gem', model: 'gemini-3-flash-preview', sim: 'gemini' },
+  bedrock: {
+    workflow: 'p-bedrock',
+    provider: 'bed',
+    model: 'anthropic.claude-3-5-haiku-20241022-v1:0',
+    sim: 'bedrock',
+  },
+  vertex: { workflow: 'p-vertex', provider: 'vtx', model: 'gemini-2.5-flash', sim: 'vertex-ai' },
+  vertexClaude: {
+    workflow: 'p-vertex-claude',
+    provider: 'vtx',
+    model: 'claude-haiku-4-5@20251001',
+    sim: 'vertex-ai',
+  },
+  cohere: { workflow: 'p-cohere', provider: 'coh', model: 'command-a-03-2025', sim: 'cohere' },
 } as const satisfies Record<string, { workflow: string; provider: string; model: string; sim: ProviderName }>;
 type Target = keyof typeof TARGETS;
-const MAIN: readonly Target[] = ['openai', 'azure', 'compat', 'anthropic', 'gemini'];
+const MAIN: readonly Target[] = [
+  'openai',
+  'azure',
+  'compat',
+  'anthropic',
+  'gemini',
+  'bedrock',
+  'vertex',
+  'vertexClaude',
+  'cohere',
+];
 
 const MODELS = [
   'gpt-4o-mini',
@@ -42,9 +75,18 @@ let sim: Simulator;
 let gw: RunningGateway;
 
 beforeAll(async () => {
-  sim = await startSimulator();
+  const google = simGoogleAccount();
+  sim = await startSimulator({ aws: SIM_AWS_KEYS, google: google.sim });
   gw = await startGateway([
     ...baseConfig(sim.url, MODELS),
+    ...bedrockProvider('bed', sim.url, [TARGETS.bedrock.model]),
+    ...vertexProvider(
+      'vtx',
+      sim.url,
+      [TARGETS.vertex.model, TARGETS.vertexClaude.model],
+      google.key(sim.url),
+    ),
+    ...provider('coh', 'cohere', sim.url, [TARGETS.cohere.model]),
     // An OpenAI-compatible server the gateway cannot identify: the generic dialect.
     ...provider('local', 'openai-compatible', sim.url, ['llama-3.1-8b']),
     ...Object.values(TARGETS).map((t) => workflow(t.workflow, { provider: t.provider, model: t.model })),
@@ -76,7 +118,14 @@ function baseBody(t: Target): Record<string, unknown> {
       return { model: m, max_tokens: 4096, messages: USER };
     case 'gemini':
     case 'gemini3':
+    case 'vertex':
       return { contents: [{ role: 'user', parts: [{ text: 'hi' }] }] };
+    case 'bedrock':
+      return { messages: [{ role: 'user', content: [{ text: 'hi' }] }] };
+    case 'vertexClaude': // the model is in the URL
+      return { anthropic_version: 'vertex-2023-10-16', max_tokens: 4096, messages: USER };
+    case 'cohere':
+      return { model: m, messages: USER };
   }
 }
 
@@ -93,6 +142,14 @@ const ANTHROPIC_WEATHER = {
   description: 'Weather for a city.',
   input_schema: WEATHER.function.parameters,
 };
+const BEDROCK_WEATHER = {
+  toolSpec: {
+    name: 'get_weather',
+    description: 'Weather for a city.',
+    inputSchema: { json: WEATHER.function.parameters },
+  },
+};
+const COHERE_WEATHER = WEATHER;
 const GEMINI_WEATHER = [
   {
     functionDeclarations: [
@@ -115,6 +172,11 @@ const sameForOpenAIs = (body: Record<string, unknown>) => ({
   compat: sent(body),
 });
 const gen = (config: Record<string, unknown>): Outcome => sent({ generationConfig: config });
+const inference = (config: Record<string, unknown>): Outcome => sent({ inferenceConfig: config });
+/** Gemini on Vertex AI takes the Gemini API's body. */
+const geminis = (o: Outcome) => ({ gemini: o, vertex: o });
+/** Claude on Vertex AI takes Anthropic's body (without the model). */
+const claudes = (o: Outcome) => ({ anthropic: o, vertexClaude: o });
 
 interface Case {
   name: string;
@@ -129,7 +191,13 @@ const CASES: Case[] = [
     name: 'model and messages alone',
     params: {},
     covers: ['model', 'messages'],
-    expect: { ...sameForOpenAIs({}), anthropic: sent(), gemini: sent() },
+    expect: {
+      ...sameForOpenAIs({}),
+      ...claudes(sent()),
+      ...geminis(sent()),
+      bedrock: sent(),
+      cohere: sent(),
+    },
   },
   {
     name: 'temperature',
@@ -137,8 +205,10 @@ const CASES: Case[] = [
     covers: ['temperature'],
     expect: {
       ...sameForOpenAIs({ temperature: 0.3 }),
-      anthropic: sent({ temperature: 0.3 }),
-      gemini: gen({ temperature: 0.3 }),
+      ...claudes(sent({ temperature: 0.3 })),
+      ...geminis(gen({ temperature: 0.3 })),
+      bedrock: inference({ temperature: 0.3 }),
+      cohere: sent({ temperature: 0.3 }),
     },
   },
   {
@@ -147,8 +217,10 @@ const CASES: Case[] = [
     covers: ['top_p'],
     expect: {
       ...sameForOpenAIs({ top_p: 0.9 }),
-      anthropic: sent({ top_p: 0.9 }),
-      gemini: gen({ topP: 0.9 }),
+      ...claudes(sent({ top_p: 0.9 })),
+      ...geminis(gen({ topP: 0.9 })),
+      bedrock: inference({ topP: 0.9 }),
+      cohere: sent({ p: 0.9 }),
     },
   },
   {
@@ -157,8 +229,10 @@ const CASES: Case[] = [
     covers: ['max_tokens'],
     expect: {
       ...sameForOpenAIs({ max_tokens: 50 }),
-      anthropic: sent({ max_tokens: 50 }),
-      gemini: gen({ maxOutputTokens: 50 }),
+      ...claudes(sent({ max_tokens: 50 })),
+      ...geminis(gen({ maxOutputTokens: 50 })),
+      bedrock: inference({ maxTokens: 50 }),
+      cohere: sent({ max_tokens: 50 }),
     },
   },
   {
@@ -167,8 +241,10 @@ const CASES: Case[] = [
     covers: ['max_completion_tokens'],
     expect: {
       ...sameForOpenAIs({ max_tokens: 60 }),
-      anthropic: sent({ max_tokens: 60 }),
-      gemini: gen({ maxOutputTokens: 60 }),
+      ...claudes(sent({ max_tokens: 60 })),
+      ...geminis(gen({ maxOutputTokens: 60 })),
+      bedrock: inference({ maxTokens: 60 }),
+      cohere: sent({ max_tokens: 60 }),
     },
   },
   {
@@ -177,8 +253,10 @@ const CASES: Case[] = [
     covers: ['stop'],
     expect: {
       ...sameForOpenAIs({ stop: ['END'] }),
-      anthropic: sent({ stop_sequences: ['END'] }),
-      gemini: gen({ stopSequences: ['END'] }),
+      ...claudes(sent({ stop_sequences: ['END'] })),
+      ...geminis(gen({ stopSequences: ['END'] })),
+      bedrock: inference({ stopSequences: ['END'] }),
+      cohere: sent({ stop_sequences: ['END'] }),
     },
   },
   {
@@ -187,16 +265,25 @@ const CASES: Case[] = [
     covers: ['user'],
     expect: {
       ...sameForOpenAIs({ user: 'end-user-1' }),
-      anthropic: sent({ metadata: { user_id: 'end-user-1' } }),
-      // Gemini has no end-user field; `user` is advisory (abuse monitoring), so it is not refused.
-      gemini: sent(),
+      ...claudes(sent({ metadata: { user_id: 'end-user-1' } })),
+      // Gemini and Cohere have no end-user field; `user` is advisory (abuse monitoring), so it is not refused.
+      ...geminis(sent()),
+      cohere: sent(),
+      // Bedrock's invocation logs can be filtered by requestMetadata.
+      bedrock: sent({ requestMetadata: { user: 'end-user-1' } }),
     },
   },
   {
     name: 'seed',
     params: { seed: 7 },
     covers: ['seed'],
-    expect: { ...sameForOpenAIs({ seed: 7 }), anthropic: refused('seed'), gemini: gen({ seed: 7 }) },
+    expect: {
+      ...sameForOpenAIs({ seed: 7 }),
+      ...claudes(refused('seed')),
+      ...geminis(gen({ seed: 7 })),
+      bedrock: refused('seed'),
+      cohere: sent({ seed: 7 }),
+    },
   },
   {
     name: 'presence_penalty',
@@ -204,8 +291,10 @@ const CASES: Case[] = [
     covers: ['presence_penalty'],
     expect: {
       ...sameForOpenAIs({ presence_penalty: 0.5 }),
-      anthropic: refused('presence_penalty'),
-      gemini: gen({ presencePenalty: 0.5 }),
+      ...claudes(refused('presence_penalty')),
+      ...geminis(gen({ presencePenalty: 0.5 })),
+      bedrock: refused('presence_penalty'),
+      cohere: sent({ presence_penalty: 0.5 }),
     },
   },
   {
@@ -214,8 +303,10 @@ const CASES: Case[] = [
     covers: ['presence_penalty'],
     expect: {
       ...sameForOpenAIs({ presence_penalty: 0 }),
-      anthropic: sent(),
-      gemini: gen({ presencePenalty: 0 }),
+      ...claudes(sent()),
+      ...geminis(gen({ presencePenalty: 0 })),
+      bedrock: sent(),
+      cohere: sent({ presence_penalty: 0 }),
     },
   },
   {
@@ -224,8 +315,11 @@ const CASES: Case[] = [
     covers: ['frequency_penalty'],
     expect: {
       ...sameForOpenAIs({ frequency_penalty: -0.5 }),
-      anthropic: refused('frequency_penalty'),
-      gemini: gen({ frequencyPenalty: -0.5 }),
+      ...claudes(refused('frequency_penalty')),
+      ...geminis(gen({ frequencyPenalty: -0.5 })),
+      bedrock: refused('frequency_penalty'),
+      // Cohere's penalties run from 0 to 1.
+      cohere: refused('frequency_penalty'),
     },
   },
   {
@@ -234,8 +328,10 @@ const CASES: Case[] = [
     covers: ['logit_bias'],
     expect: {
       ...sameForOpenAIs({ logit_bias: { '50256': -100 } }),
-      anthropic: refused('logit_bias'),
-      gemini: refused('logit_bias'),
+      ...claudes(refused('logit_bias')),
+      ...geminis(refused('logit_bias')),
+      bedrock: refused('logit_bias'),
+      cohere: refused('logit_bias'),
     },
   },
   {
@@ -244,8 +340,10 @@ const CASES: Case[] = [
     covers: ['tools', 'tool_choice'],
     expect: {
       ...sameForOpenAIs({ tools: [WEATHER], tool_choice: 'required' }),
-      anthropic: sent({ tools: [ANTHROPIC_WEATHER], tool_choice: { type: 'any' } }),
-      gemini: sent({ tools: GEMINI_WEATHER, toolConfig: { functionCallingConfig: { mode: 'ANY' } } }),
+      ...claudes(sent({ tools: [ANTHROPIC_WEATHER], tool_choice: { type: 'any' } })),
+      ...geminis(sent({ tools: GEMINI_WEATHER, toolConfig: { functionCallingConfig: { mode: 'ANY' } } })),
+      bedrock: sent({ toolConfig: { tools: [BEDROCK_WEATHER], toolChoice: { any: {} } } }),
+      cohere: sent({ tools: [COHERE_WEATHER], tool_choice: 'REQUIRED' }),
     },
   },
   {
@@ -254,18 +352,28 @@ const CASES: Case[] = [
     covers: ['parallel_tool_calls'],
     expect: {
       ...sameForOpenAIs({ tools: [WEATHER], parallel_tool_calls: false }),
-      anthropic: sent({
-        tools: [ANTHROPIC_WEATHER],
-        tool_choice: { type: 'auto', disable_parallel_tool_use: true },
-      }),
-      gemini: refused('parallel_tool_calls'),
+      ...claudes(
+        sent({
+          tools: [ANTHROPIC_WEATHER],
+          tool_choice: { type: 'auto', disable_parallel_tool_use: true },
+        }),
+      ),
+      ...geminis(refused('parallel_tool_calls')),
+      bedrock: refused('parallel_tool_calls'),
+      cohere: refused('parallel_tool_calls'),
     },
   },
   {
     name: 'parallel_tool_calls without tools (asks for nothing; OpenAI refuses it alone)',
     params: { parallel_tool_calls: false },
     covers: ['parallel_tool_calls'],
-    expect: { ...sameForOpenAIs({}), anthropic: sent(), gemini: sent() },
+    expect: {
+      ...sameForOpenAIs({}),
+      ...claudes(sent()),
+      ...geminis(sent()),
+      bedrock: sent(),
+      cohere: sent(),
+    },
   },
   {
     name: 'reasoning_effort low',
@@ -273,8 +381,10 @@ const CASES: Case[] = [
     covers: ['reasoning_effort'],
     expect: {
       ...sameForOpenAIs({ reasoning_effort: 'low' }),
-      anthropic: refused('reasoning_effort'),
-      gemini: gen({ thinkingConfig: { thinkingBudget: 1024 } }),
+      ...claudes(refused('reasoning_effort')),
+      ...geminis(gen({ thinkingConfig: { thinkingBudget: 1024 } })),
+      bedrock: refused('reasoning_effort'),
+      cohere: refused('reasoning_effort'),
       gemini3: gen({ thinkingConfig: { thinkingLevel: 'low' } }),
     },
   },
@@ -284,8 +394,10 @@ const CASES: Case[] = [
     covers: ['reasoning_effort'],
     expect: {
       ...sameForOpenAIs({ reasoning_effort: 'high' }),
-      anthropic: refused('reasoning_effort'),
-      gemini: gen({ thinkingConfig: { thinkingBudget: 24576 } }),
+      ...claudes(refused('reasoning_effort')),
+      ...geminis(gen({ thinkingConfig: { thinkingBudget: 24576 } })),
+      bedrock: refused('reasoning_effort'),
+      cohere: refused('reasoning_effort'),
       gemini3: gen({ thinkingConfig: { thinkingLevel: 'high' } }),
     },
   },
@@ -295,8 +407,10 @@ const CASES: Case[] = [
     covers: ['reasoning_effort'],
     expect: {
       ...sameForOpenAIs({ reasoning_effort: 'none' }),
-      anthropic: sent(), // no extended thinking is Claude's default
-      gemini: gen({ thinkingConfig: { thinkingBudget: 0 } }),
+      ...claudes(sent()), // no extended thinking is Claude's default
+      ...geminis(gen({ thinkingConfig: { thinkingBudget: 0 } })),
+      bedrock: sent(),
+      cohere: sent(),
       gemini3: refused('reasoning_effort'), // Gemini 3 cannot switch thinking off
     },
   },
@@ -306,8 +420,10 @@ const CASES: Case[] = [
     covers: ['reasoning_effort'],
     expect: {
       ...sameForOpenAIs({ reasoning_effort: 'minimal' }),
-      anthropic: refused('reasoning_effort'),
-      gemini: refused('reasoning_effort'),
+      ...claudes(refused('reasoning_effort')),
+      ...geminis(refused('reasoning_effort')),
+      bedrock: refused('reasoning_effort'),
+      cohere: refused('reasoning_effort'),
       gemini3: gen({ thinkingConfig: { thinkingLevel: 'minimal' } }),
     },
   },
@@ -319,8 +435,10 @@ const CASES: Case[] = [
       openai: sent({ service_tier: 'flex' }),
       azure: sent({ service_tier: 'flex' }),
       compat: refused('service_tier'),
-      anthropic: refused('service_tier'),
-      gemini: refused('service_tier'),
+      ...claudes(refused('service_tier')),
+      ...geminis(refused('service_tier')),
+      bedrock: sent({ serviceTier: { type: 'flex' } }),
+      cohere: refused('service_tier'),
     },
   },
   {
@@ -331,8 +449,10 @@ const CASES: Case[] = [
       openai: sent({ service_tier: 'default' }),
       azure: sent({ service_tier: 'default' }),
       compat: refused('service_tier'),
-      anthropic: sent({ service_tier: 'standard_only' }),
-      gemini: sent(),
+      ...claudes(sent({ service_tier: 'standard_only' })),
+      ...geminis(sent()),
+      bedrock: sent({ serviceTier: { type: 'default' } }),
+      cohere: sent(),
     },
   },
   {
@@ -343,8 +463,10 @@ const CASES: Case[] = [
       openai: sent({ service_tier: 'auto' }),
       azure: sent({ service_tier: 'auto' }),
       compat: sent(),
-      anthropic: sent({ service_tier: 'auto' }),
-      gemini: sent(),
+      ...claudes(sent({ service_tier: 'auto' })),
+      ...geminis(sent()),
+      bedrock: sent(),
+      cohere: sent(),
     },
   },
   {
@@ -355,15 +477,23 @@ const CASES: Case[] = [
       openai: sent({ store: true, metadata: { team: 'search' } }),
       azure: sent({ store: true, metadata: { team: 'search' } }),
       compat: refused('store'),
-      anthropic: refused('store'),
-      gemini: refused('store'),
+      ...claudes(refused('store')),
+      ...geminis(refused('store')),
+      bedrock: refused('store'),
+      cohere: refused('store'),
     },
   },
   {
     name: 'metadata without store (read by the gateway for cache fields; OpenAI refuses it alone)',
     params: { metadata: { team: 'search' } },
     covers: ['metadata'],
-    expect: { ...sameForOpenAIs({}), anthropic: sent(), gemini: sent() },
+    expect: {
+      ...sameForOpenAIs({}),
+      ...claudes(sent()),
+      ...geminis(sent()),
+      bedrock: sent(),
+      cohere: sent(),
+    },
   },
   {
     name: 'store: false',
@@ -373,27 +503,47 @@ const CASES: Case[] = [
       openai: sent({ store: false }),
       azure: sent({ store: false }),
       compat: sent(),
-      anthropic: sent(),
-      gemini: sent(),
+      ...claudes(sent()),
+      ...geminis(sent()),
+      bedrock: sent(),
+      cohere: sent(),
     },
   },
   {
     name: 'n: 1',
     params: { n: 1 },
     covers: ['n'],
-    expect: { ...sameForOpenAIs({}), anthropic: sent(), gemini: sent() },
+    expect: {
+      ...sameForOpenAIs({}),
+      ...claudes(sent()),
+      ...geminis(sent()),
+      bedrock: sent(),
+      cohere: sent(),
+    },
   },
   {
     name: 'response_format text (the default)',
     params: { response_format: { type: 'text' } },
     covers: ['response_format'],
-    expect: { ...sameForOpenAIs({}), anthropic: sent(), gemini: sent() },
+    expect: {
+      ...sameForOpenAIs({}),
+      ...claudes(sent()),
+      ...geminis(sent()),
+      bedrock: sent(),
+      cohere: sent(),
+    },
   },
   {
     name: 'null is "not set"',
     params: { seed: null, logit_bias: null, reasoning_effort: null, store: null, logprobs: null },
     covers: [],
-    expect: { ...sameForOpenAIs({}), anthropic: sent(), gemini: sent() },
+    expect: {
+      ...sameForOpenAIs({}),
+      ...claudes(sent()),
+      ...geminis(sent()),
+      bedrock: sent(),
+      cohere: sent(),
+    },
   },
 ];
 
@@ -579,6 +729,25 @@ describe('stream and stream_options', () => {
     expect(a!.body).toEqual({ ...baseBody('anthropic'), stream: true });
     expect(g!.body).toEqual(baseBody('gemini'));
     expect(g!.path).toContain(':streamGenerateContent');
+  });
+
+  it('Bedrock, Vertex AI (Gemini and Claude) and Cohere stream with their own usage', async () => {
+    for (const t of ['bedrock', 'vertex', 'vertexClaude', 'cohere'] as const)
+      expect((await streamed(t, true)).at(-1)?.usage?.total_tokens, t).toBeGreaterThan(0);
+    const [b, v, c, co] = sim.requests().filter((r) => r.provider !== 'google-auth');
+    expect([b!.path, b!.body]).toEqual([
+      '/model/anthropic.claude-3-5-haiku-20241022-v1%3A0/converse-stream',
+      baseBody('bedrock'),
+    ]);
+    expect([v!.path, v!.body]).toEqual([
+      '/v1/projects/sim-project/locations/us-central1/publishers/google/models/gemini-2.5-flash:streamGenerateContent?alt=sse',
+      baseBody('vertex'),
+    ]);
+    expect([c!.path, c!.body]).toEqual([
+      '/v1/projects/sim-project/locations/us-central1/publishers/anthropic/models/claude-haiku-4-5%4020251001:streamRawPredict',
+      { ...baseBody('vertexClaude'), stream: true },
+    ]);
+    expect(co!.body).toEqual({ ...baseBody('cohere'), stream: true });
   });
 });
 

@@ -9,6 +9,7 @@
 
 import type { Exchange } from '../exchange.ts';
 import { applyLimits, newId, replyText, tokens } from '../generate.ts';
+import { PNG_1X1 } from '../media.ts';
 import { sendJson } from '../respond.ts';
 import { fakeFromSchema } from '../schema-sample.ts';
 import { writeStream } from '../sse.ts';
@@ -72,6 +73,20 @@ export function decideGenerate(ex: Exchange, req: GenerateContentRequest, minCha
     };
   }
   const cfg = req.generationConfig;
+  // Image models asked for an image answer with a PNG; audio in the prompt is "transcribed".
+  if (cfg?.responseModalities?.some((m) => m.toUpperCase() === 'IMAGE'))
+    return {
+      ...base,
+      part: { inlineData: { mimeType: 'image/png', data: PNG_1X1.toString('base64') } },
+      finishReason: 'STOP',
+      outputTokens: 1290,
+    };
+  const audio = req.contents.flatMap((c) => c.parts).find((p) => p.inlineData?.mimeType.startsWith('audio/'));
+  if (audio?.inlineData) {
+    const bytes = Buffer.from(audio.inlineData.data, 'base64').length;
+    const transcript = `Simulated transcript of ${bytes} bytes of ${audio.inlineData.mimeType}.`;
+    return { ...base, part: { text: transcript }, finishReason: 'STOP', outputTokens: tokens(transcript) };
+  }
   const text = replyText(ex.provider, ex.model, userText, minChars);
   if (cfg?.responseMimeType === 'application/json') {
     const schema = cfg.responseJsonSchema ?? cfg.responseSchema;

@@ -14,6 +14,7 @@ import {
   geminiStatusError,
 } from './errors.ts';
 import { handleGenerate, handleStreamGenerate } from './generate.ts';
+import { handlePredict, predictRequest } from './predict.ts';
 import {
   batchEmbedContentsRequest,
   countTokensRequest,
@@ -30,6 +31,7 @@ const REQUEST_TYPES: Record<string, string> = {
   embedContent: 'EmbedContentRequest',
   batchEmbedContents: 'BatchEmbedContentsRequest',
   countTokens: 'CountTokensRequest',
+  predict: 'PredictRequest',
 };
 
 const METHODS: Record<string, Omit<Route, 'model'>> = {
@@ -38,6 +40,7 @@ const METHODS: Record<string, Omit<Route, 'model'>> = {
   embedContent: { body: 'json', schema: embedContentRequest, handle: handleEmbed },
   batchEmbedContents: { body: 'json', schema: batchEmbedContentsRequest, handle: handleBatchEmbed },
   countTokens: { body: 'json', schema: countTokensRequest, handle: handleCountTokens },
+  predict: { body: 'json', schema: predictRequest, handle: handlePredict },
 };
 
 const MODELS = [

@@ -1,6 +1,9 @@
 /** The decided outcome of a generateContent request, shared by the JSON and the streamed rendering. */
 
-export type GeminiPartOut = { text: string } | { functionCall: { name: string; args: unknown } };
+export type GeminiPartOut =
+  | { text: string }
+  | { functionCall: { name: string; args: unknown } }
+  | { inlineData: { mimeType: string; data: string } };
 
 export interface GenerateOutcome {
   responseId: string;

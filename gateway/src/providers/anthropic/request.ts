@@ -134,6 +134,15 @@ export function buildAnthropicBody(
   req: ChatRequest | CompletionRequest,
   stream: boolean,
 ): string {
+  return JSON.stringify(anthropicBody(target, req, stream));
+}
+
+/** The Messages API body as an object (Vertex AI sends it with the model in the URL instead). */
+export function anthropicBody(
+  target: UpstreamTarget,
+  req: ChatRequest | CompletionRequest,
+  stream: boolean,
+): Record<string, unknown> {
   const system: string[] = [];
   const messages: AnthropicMessage[] = [];
   if (req.kind === 'completion') {
@@ -202,5 +211,5 @@ export function buildAnthropicBody(
   }
   optionalParams(req, body);
   if (stream) body.stream = true;
-  return JSON.stringify(body);
+  return body;
 }

@@ -1,4 +1,7 @@
-/** Gemini (Generative Language API) adapter: chat, completion (as one user turn), embeddings. */
+/**
+ * Gemini (Generative Language API) adapter: chat, completion (as one user turn), embeddings, images
+ * (Imagen and Gemini image models) and transcription (see media.ts).
+ */
 import { unsupported } from '../../upstream/errors.ts';
 import { readJson, send } from '../../upstream/http.ts';
 import { chatToCompletion, runStream } from '../common.ts';
@@ -14,11 +17,20 @@ import type {
   UpstreamTarget,
 } from '../types.ts';
 import { geminiStatusError } from './errors.ts';
+import {
+  buildImageGenerateBody,
+  buildImagenBody,
+  buildTranscriptionBody,
+  isImagen,
+  parseGeneratedImage,
+  parseImagen,
+  parseTranscription,
+} from './media.ts';
 import { buildGeminiEmbedBody, buildGeminiGenerateBody, geminiHeaders, geminiUrl } from './request.ts';
 import { parseGeminiChat, parseGeminiEmbedding } from './response.ts';
 import { GeminiStreamMapper } from './stream.ts';
 
-const KINDS = new Set<RequestKind>(['chat', 'completion', 'embedding']);
+const KINDS = new Set<RequestKind>(['chat', 'completion', 'embedding', 'image', 'transcription']);
 
 function check(kind: RequestKind): void {
   if (!KINDS.has(kind)) throw unsupported(`gemini does not support ${kind} requests`);
@@ -63,6 +75,30 @@ export const geminiAdapter: ProviderAdapter = {
       });
       if (res.status < 200 || res.status >= 300) throw await geminiStatusError(res);
       return parseGeminiEmbedding(await readJson(res), req, target.model);
+    }
+    if (req.kind === 'image') {
+      const imagen = isImagen(target.model);
+      const res = await send({
+        target,
+        url: geminiUrl(target, imagen ? 'predict' : 'generateContent'),
+        headers: geminiHeaders(target),
+        body: imagen ? buildImagenBody(req) : buildImageGenerateBody(req),
+        signal: ctx.signal,
+      });
+      if (res.status < 200 || res.status >= 300) throw await geminiStatusError(res);
+      const json = await readJson(res);
+      return imagen ? parseImagen(json, req) : parseGeneratedImage(json, req);
+    }
+    if (req.kind === 'transcription') {
+      const res = await send({
+        target,
+        url: geminiUrl(target, 'generateContent'),
+        headers: geminiHeaders(target),
+        body: buildTranscriptionBody(req),
+        signal: ctx.signal,
+      });
+      if (res.status < 200 || res.status >= 300) throw await geminiStatusError(res);
+      return parseTranscription(await readJson(res), req);
     }
     if (req.kind !== 'chat' && req.kind !== 'completion') throw unsupported(`gemini: ${req.kind}`);
     const res = await send({

@@ -18,7 +18,12 @@ import type {
   UpstreamTarget,
 } from '../types.ts';
 
-export type GeminiOp = 'generateContent' | 'streamGenerateContent' | 'embedContent' | 'batchEmbedContents';
+export type GeminiOp =
+  | 'generateContent'
+  | 'streamGenerateContent'
+  | 'embedContent'
+  | 'batchEmbedContents'
+  | 'predict';
 
 type Part =
   | { text: string }

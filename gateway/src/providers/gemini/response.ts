@@ -14,6 +14,7 @@ export interface GeminiUsage {
 export interface GeminiPart {
   text?: string;
   thought?: boolean;
+  inlineData?: { mimeType?: string; data?: string };
   functionCall?: { id?: string; name?: string; args?: unknown };
 }
 

@@ -1,0 +1,173 @@
+/**
+ * POST /model/{id}/converse and /converse-stream. The outcome is decided once (a toolUse per
+ * toolcall.ts, else the deterministic reply cut by stopSequences and maxTokens), then rendered as a
+ * Converse answer or as the ConverseStream event frames: messageStart, [contentBlockStart for a
+ * tool], contentBlockDelta…, contentBlockStop, messageStop, metadata. Like Bedrock, every event
+ * payload carries a `p` padding field.
+ */
+import type { Exchange } from '../exchange.ts';
+import { applyLimits, replyText, splitChunks, tokens } from '../generate.ts';
+import { sendError, sendJson } from '../respond.ts';
+import { type Frame, writeStream } from '../sse.ts';
+import { planToolCall, type ToolMode } from '../toolcall.ts';
+import { bedrockError } from './errors.ts';
+import { eventFrame } from './eventstream.ts';
+import type { ConverseMessage, ConverseRequest } from './schemas.ts';
+
+interface Outcome {
+  text?: string;
+  tool?: { toolUseId: string; name: string; input: unknown };
+  stopReason: 'end_turn' | 'tool_use' | 'max_tokens' | 'stop_sequence';
+  inputTokens: number;
+  outputTokens: number;
+}
+
+const blockText = (b: ConverseMessage['content'][number], all: boolean): string =>
+  typeof b.text === 'string'
+    ? b.text
+    : all && b.toolUse
+      ? JSON.stringify(b.toolUse.input)
+      : all && b.toolResult
+        ? JSON.stringify(b.toolResult.content)
+        : '';
+
+function lastUserText(messages: ConverseMessage[]): string {
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const m = messages[i]!;
+    if (m.role !== 'user') continue;
+    const text = m.content
+      .map((b) => blockText(b, false))
+      .join(' ')
+      .trim();
+    if (text) return text;
+  }
+  return '';
+}
+
+function toolMode(req: ConverseRequest): ToolMode {
+  const c = req.toolConfig?.toolChoice as
+    | { auto?: unknown; any?: unknown; tool?: { name: string } }
+    | undefined;
+  if (!c || c.auto) return { mode: 'auto' };
+  if (c.any) return { mode: 'required' };
+  return c.tool ? { mode: 'named', name: c.tool.name } : { mode: 'auto' };
+}
+
+/** The checks Bedrock makes beyond the schema; a message, or undefined when the request is fine. */
+function invalid(req: ConverseRequest): string | undefined {
+  if (req.messages[0]?.role !== 'user')
+    return 'A conversation must start with a user message. Try again with a conversation that starts with a user message.';
+  for (let i = 1; i < req.messages.length; i++)
+    if (req.messages[i]!.role === req.messages[i - 1]!.role)
+      return 'A conversation must alternate between user and assistant roles. Make sure the conversation alternates between user and assistant roles and try again.';
+  const toolBlocks = req.messages.some((m) => m.content.some((b) => b.toolUse || b.toolResult));
+  if (toolBlocks && !req.toolConfig)
+    return 'The toolConfig field must be defined when using toolUse and toolResult content blocks.';
+  return undefined;
+}
+
+function decide(ex: Exchange, req: ConverseRequest, minChars: number): Outcome {
+  const userText = lastUserText(req.messages);
+  const prompt =
+    (req.system ?? []).map((s) => s.text).join(' ') +
+    req.messages.map((m) => m.content.map((b) => blockText(b, true)).join(' ')).join(' ');
+  const inputTokens = tokens(prompt);
+  const tools = (req.toolConfig?.tools ?? []).map((t) => ({
+    name: t.toolSpec.name,
+    schema: t.toolSpec.inputSchema.json,
+  }));
+  const last = req.messages[req.messages.length - 1];
+  const lastIsToolResult = !!last?.content.some((b) => b.toolResult);
+  const call = planToolCall(tools, toolMode(req), lastIsToolResult, userText);
+  if (call)
+    return {
+      tool: {
+        toolUseId: `tooluse_sim${tokens(call.name + userText)}${Date.now() % 100000}`,
+        name: call.name,
+        input: call.args,
+      },
+      stopReason: 'tool_use',
+      inputTokens,
+      outputTokens: tokens(call.name + JSON.stringify(call.args)),
+    };
+  const cfg = req.inferenceConfig;
+  const limited = applyLimits(
+    replyText(ex.provider, ex.model, userText, minChars),
+    cfg?.maxTokens,
+    cfg?.stopSequences ?? [],
+  );
+  return {
+    text: limited.text,
+    stopReason:
+      limited.reason === 'length'
+        ? 'max_tokens'
+        : limited.reason === 'stop_sequence'
+          ? 'stop_sequence'
+          : 'end_turn',
+    inputTokens,
+    outputTokens: tokens(limited.text),
+  };
+}
+
+const usage = (o: Outcome) => ({
+  inputTokens: o.inputTokens,
+  outputTokens: o.outputTokens,
+  totalTokens: o.inputTokens + o.outputTokens,
+});
+const PAD = 'abcdefghijklmnopqrstuvwxyzABCDEFGHIJ';
+const padded = (value: Record<string, unknown>) => ({
+  ...value,
+  p: PAD.slice(0, 1 + (JSON.stringify(value).length % PAD.length)),
+});
+
+export async function handleConverse(ex: Exchange): Promise<void> {
+  const req = ex.body as ConverseRequest;
+  const problem = invalid(req);
+  if (problem) return sendError(ex, bedrockError(400, 'ValidationException', problem));
+  const o = decide(ex, req, 0);
+  const content = o.tool ? [{ toolUse: o.tool }] : [{ text: o.text }];
+  return sendJson(ex, 200, {
+    output: { message: { role: 'assistant', content } },
+    stopReason: o.stopReason,
+    usage: usage(o),
+    metrics: { latencyMs: 42 },
+  });
+}
+
+export async function handleConverseStream(ex: Exchange): Promise<void> {
+  const req = ex.body as ConverseRequest;
+  const problem = invalid(req);
+  if (problem) return sendError(ex, bedrockError(400, 'ValidationException', problem));
+  const o = decide(ex, req, ex.streamChunks);
+  const frame = (event: string, value: Record<string, unknown>, paced = false): Frame => ({
+    prefix: event,
+    json: JSON.stringify(padded(value)),
+    suffix: '',
+    paced,
+  });
+  const frames: Frame[] = [frame('messageStart', { role: 'assistant' })];
+  if (o.tool) {
+    frames.push(
+      frame('contentBlockStart', {
+        contentBlockIndex: 0,
+        start: { toolUse: { toolUseId: o.tool.toolUseId, name: o.tool.name } },
+      }),
+    );
+    const args = JSON.stringify(o.tool.input);
+    for (const piece of splitChunks(args, Math.min(3, ex.streamChunks)))
+      frames.push(
+        frame('contentBlockDelta', { contentBlockIndex: 0, delta: { toolUse: { input: piece } } }, true),
+      );
+  } else {
+    for (const piece of splitChunks(o.text ?? '', ex.streamChunks))
+      frames.push(frame('contentBlockDelta', { contentBlockIndex: 0, delta: { text: piece } }, true));
+  }
+  frames.push(frame('contentBlockStop', { contentBlockIndex: 0 }));
+  frames.push(frame('messageStop', { stopReason: o.stopReason }));
+  frames.push(frame('metadata', { usage: usage(o), metrics: { latencyMs: 42 } }));
+  // A corrupt CRC lands on the middle content frame, after the client has had content.
+  const bad = ex.fault.corruptCrc ? Math.floor(frames.length / 2) : -1;
+  return writeStream(ex, frames, 'application/vnd.amazon.eventstream', (f, i) =>
+    eventFrame(f.prefix, f.json, i === bad),
+  );
+}
