@@ -9,7 +9,7 @@ import Fastify, {
 } from 'fastify';
 import type { Logger } from 'pino';
 import { asyncFeature } from '../async/feature.ts';
-import { authenticate, requireScope } from '../auth/authenticate.ts';
+import { authenticate, credentialOf, requireScope } from '../auth/authenticate.ts';
 import type { ConsoleBackend } from '../console/backend.ts';
 import { consoleRoutes } from '../console/routes.ts';
 import { GatewayError } from '../errors/index.ts';
@@ -25,6 +25,7 @@ import './context.ts';
 import { sendError, surfaceOf } from './errors.ts';
 import { nativeRoutes } from './native-routes.ts';
 import { readRoutes } from './read-routes.ts';
+import { responsesRoutes } from './responses-routes.ts';
 import { sessionRoutes } from './session-routes.ts';
 import { webhookRoutes } from './webhook-routes.ts';
 
@@ -109,7 +110,7 @@ export function buildGatewayApp(opts: GatewayAppOptions): FastifyInstance {
       throw new GatewayError('service_unavailable', 'The gateway has no configuration loaded yet.', {
         retryAfterSeconds: 1,
       });
-    const auth = authenticate(req.headers.authorization, runtime, now());
+    const auth = authenticate(credentialOf(req.headers, surface === 'messages'), runtime, now());
     req.auth = auth;
     req.record.project = auth.key.projectId;
     req.record.keyId = auth.key.keyId;
@@ -133,6 +134,7 @@ export function buildGatewayApp(opts: GatewayAppOptions): FastifyInstance {
       async (scoped) => {
         nativeRoutes(scoped, stages);
         compatRoutes(scoped, stages);
+        responsesRoutes(scoped, stages, state, now);
         readRoutes(scoped, state, now);
         sessionRoutes(scoped, state, now);
         asyncRoutes(scoped, asyncFeature({ store, state, stages, metrics, logger, now }));

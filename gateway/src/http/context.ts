@@ -4,6 +4,9 @@ import type { AuthContext } from '../auth/authenticate.ts';
 import type { RequestRecord } from '../observability/request-record.ts';
 import type { Exchange } from '../pipeline/exchange.ts';
 
+/** The API surfaces served over HTTP: each parses and encodes; the pipeline is the same. */
+export type HttpSurface = 'native' | 'compat' | 'responses' | 'messages';
+
 declare module 'fastify' {
   interface FastifyRequest {
     auth: AuthContext | null;
@@ -13,7 +16,7 @@ declare module 'fastify' {
     accounted: boolean;
   }
   interface FastifyContextConfig {
-    surface?: 'native' | 'compat';
+    surface?: HttpSurface;
     /** The key scope a route needs; routes without one are public (health, metrics). */
     scope?: ApiKeyScope;
   }
@@ -35,7 +38,7 @@ export function clientAbortSignal(raw: import('node:http').ServerResponse): Abor
 }
 
 /** The pipeline's view of an HTTP request. */
-export function exchangeOf(req: FastifyRequest, reply: FastifyReply, surface: 'native' | 'compat'): Exchange {
+export function exchangeOf(req: FastifyRequest, reply: FastifyReply, surface: HttpSurface): Exchange {
   return {
     id: req.id,
     surface,

@@ -2,7 +2,7 @@ import type { AuthContext } from '../auth/authenticate.ts';
 import type { RequestRecord } from '../observability/request-record.ts';
 
 /** Which surface a request came in through; `async` is a job run by a worker, not an HTTP answer. */
-export type Surface = 'native' | 'compat' | 'async';
+export type Surface = 'native' | 'compat' | 'responses' | 'messages' | 'async';
 
 /**
  * One request on its way through the pipeline: who asked, through which surface, and (in `record`)
