@@ -23,6 +23,7 @@ import { asyncRoutes } from './async-routes.ts';
 import { compatRoutes } from './compat-routes.ts';
 import './context.ts';
 import { sendError, surfaceOf } from './errors.ts';
+import { messagesRoutes } from './messages-routes.ts';
 import { nativeRoutes } from './native-routes.ts';
 import { readRoutes } from './read-routes.ts';
 import { responsesRoutes } from './responses-routes.ts';
@@ -135,6 +136,7 @@ export function buildGatewayApp(opts: GatewayAppOptions): FastifyInstance {
         nativeRoutes(scoped, stages);
         compatRoutes(scoped, stages);
         responsesRoutes(scoped, stages, state, now);
+        messagesRoutes(scoped, stages);
         readRoutes(scoped, state, now);
         sessionRoutes(scoped, state, now);
         asyncRoutes(scoped, asyncFeature({ store, state, stages, metrics, logger, now }));

@@ -5,7 +5,7 @@
  */
 import OpenAI from 'openai';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { type RedisServer, startRedis } from '#devkit/redis';
+import { startRedis } from '#devkit/redis';
 import { type RunningGateway, startGateway } from '../../harness/gateway.ts';
 import { API_KEY, apiKey, baseConfig, OTHER_KEY, project, workflow } from '../../harness/manifests.ts';
 import { type Simulator, startSimulator } from '../../simulator/index.ts';
@@ -24,7 +24,7 @@ const WEATHER = {
 };
 
 let sim: Simulator;
-let redis: RedisServer;
+let redis: Awaited<ReturnType<typeof startRedis>>;
 let a: RunningGateway;
 let b: RunningGateway;
 
