@@ -67,7 +67,12 @@ const functionCallOutputItem = z.object({
 
 export const ITEM_TYPES = ['message', 'function_call', 'function_call_output'] as const;
 
-/** One input item; checked per item so an unknown type is named with its index. */
+/** The schema of each input item type; items are checked one by one so errors name their place. */
+export const INPUT_ITEMS = {
+  message: messageItem,
+  function_call: functionCallItem,
+  function_call_output: functionCallOutputItem,
+} as const;
 export const inputItem = z.union([messageItem, functionCallItem, functionCallOutputItem]);
 export type ResponsesInputItem = z.infer<typeof inputItem>;
 

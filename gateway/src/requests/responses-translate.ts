@@ -3,7 +3,7 @@ import { GatewayError } from '../errors/index.ts';
 import type { ChatMessage, ContentPart, ToolCall } from '../providers/types.ts';
 import type { NativeBody } from './native-schema.ts';
 import {
-  inputItem,
+  INPUT_ITEMS,
   RESPONSES_REFUSED,
   type ResponsesBody,
   type ResponsesContentPart,
@@ -88,7 +88,7 @@ function parseItems(input: ResponsesBody['input']): ResponsesInputItem[] {
         `input[${i}].type`,
         `The input item type "${String(type)}" is not supported: send message, function_call or function_call_output items.`,
       );
-    const parsed = inputItem.safeParse(raw);
+    const parsed = INPUT_ITEMS[(type ?? 'message') as keyof typeof INPUT_ITEMS].safeParse(raw);
     if (!parsed.success) {
       const ge = invalidRequest(parsed.error);
       throw new GatewayError(
