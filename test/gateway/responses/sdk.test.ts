@@ -3,12 +3,24 @@
  * simulator: create, stream, retrieve, delete, input_items, a function-calling round trip, and
  * previous_response_id continued on a second gateway process on the same Redis.
  */
+import { Redis } from 'ioredis';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startRedis } from '#devkit/redis';
+import { STORED_RESPONSE_KEYS } from '#gateway/stored-responses/keys';
 import { type RunningGateway, startGateway } from '../../harness/gateway.ts';
-import { API_KEY, apiKey, baseConfig, OTHER_KEY, project, workflow } from '../../harness/manifests.ts';
+import {
+  API_KEY,
+  apiKey,
+  baseConfig,
+  NS,
+  OTHER_KEY,
+  PROJECT_ID,
+  project,
+  workflow,
+} from '../../harness/manifests.ts';
 import { type Simulator, startSimulator } from '../../simulator/index.ts';
+import { workflowOf } from '../../spend/manifests.ts';
 
 const WEATHER = {
   type: 'function' as const,
@@ -28,17 +40,18 @@ let redis: Awaited<ReturnType<typeof startRedis>>;
 let a: RunningGateway;
 let b: RunningGateway;
 
+/** baseConfig's second project ("other") keeps stored responses for 2 days. */
 const manifests = (simUrl: string) => [
-  ...baseConfig(simUrl),
-  project('other'),
-  ...apiKey('other', OTHER_KEY, { project: 'other' }),
+  ...baseConfig(simUrl).map((o) =>
+    (o as { kind?: string; metadata?: { name?: string } }).kind === 'Project' &&
+    (o as { metadata: { name: string } }).metadata.name === 'other'
+      ? project('other', { storedResponses: { retentionDays: 2 } })
+      : o,
+  ),
   workflow('assistant', { provider: 'oai', model: 'gpt-4o-mini' }),
   workflow('claude', { provider: 'claude', model: 'claude-haiku-4-5' }),
   workflow('gem', { provider: 'gem', model: 'gemini-2.5-flash' }),
-  {
-    ...workflow('other-assistant', { provider: 'oai', model: 'gpt-4o-mini' }),
-    spec: { ...workflow('x', { provider: 'oai', model: 'gpt-4o-mini' }).spec, projectRef: { name: 'other' } },
-  },
+  workflowOf('other', 'other-assistant', { provider: 'oai', model: 'gpt-4o-mini' }),
 ];
 
 beforeAll(async () => {
@@ -160,6 +173,28 @@ describe('stored responses', () => {
       .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(OpenAI.NotFoundError);
     expect((err as InstanceType<typeof OpenAI.NotFoundError>).param).toBe('previous_response_id');
+  });
+});
+
+describe('retention', () => {
+  it("a stored response expires after its project's retention (default 30 days)", async () => {
+    const mine = await client().responses.create({ model: 'assistant', input: 'keep me' });
+    const theirs = await client(a, OTHER_KEY).responses.create({
+      model: 'other-assistant',
+      input: 'keep me',
+    });
+    const redisClient = new Redis(redis.url);
+    try {
+      const day = 86_400_000;
+      const ttlMine = await redisClient.pttl(STORED_RESPONSE_KEYS.response(PROJECT_ID, mine.id));
+      const ttlTheirs = await redisClient.pttl(STORED_RESPONSE_KEYS.response(`${NS}.other`, theirs.id));
+      expect(ttlMine).toBeGreaterThan(30 * day - 60_000);
+      expect(ttlMine).toBeLessThanOrEqual(30 * day);
+      expect(ttlTheirs).toBeGreaterThan(2 * day - 60_000);
+      expect(ttlTheirs).toBeLessThanOrEqual(2 * day);
+    } finally {
+      redisClient.disconnect();
+    }
   });
 });
 

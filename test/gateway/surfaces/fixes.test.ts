@@ -122,7 +122,13 @@ describe('test mode answers with text after a tool result', () => {
   });
 
   it('messages: tool_result', async () => {
-    const tools = [{ name: TOOL.name, description: TOOL.description, input_schema: TOOL.parameters }];
+    const tools: Anthropic.Tool[] = [
+      {
+        name: TOOL.name,
+        description: TOOL.description,
+        input_schema: TOOL.parameters as Anthropic.Tool.InputSchema,
+      },
+    ];
     const first = await anthropic().messages.create({
       model: 'sandbox',
       max_tokens: 100,
