@@ -57,7 +57,8 @@ export const contentBlock = z.discriminatedUnion('type', [
 export type ContentBlock = z.infer<typeof contentBlock>;
 
 export const messageParam = z.object({
-  role: z.enum(['user', 'assistant'], { error: 'role must be user or assistant' }),
+  // `system` turns mid-conversation: Claude Code sends them (its mid-conversation-system beta).
+  role: z.enum(['user', 'assistant', 'system'], { error: 'role must be user, assistant or system' }),
   content: z.union([z.string(), z.array(z.unknown()).max(1024)], {
     error: 'content must be a string or an array of content blocks',
   }),
@@ -84,12 +85,34 @@ export const toolChoice = z.discriminatedUnion('type', [
 ]);
 
 const thinking = z.discriminatedUnion('type', [
-  z.object({ type: z.literal('enabled'), budget_tokens: z.number().int().min(1024) }),
+  z.object({
+    type: z.literal('enabled'),
+    budget_tokens: z.number().int().min(1024),
+    display: z.string().nullish(),
+  }),
+  z.object({ type: z.literal('adaptive'), display: z.string().nullish() }),
   z.object({ type: z.literal('disabled') }),
 ]);
 
+/** Claude's effort knob; `high` is its default. */
+const outputConfig = z.object({
+  effort: z.enum(['low', 'medium', 'high', 'max']).nullish(),
+});
+
+/** Context editing: only clearing thinking blocks, which the gateway never carries, is accepted. */
+const contextManagement = z.object({
+  edits: z
+    .array(
+      z
+        .object({ type: z.string().regex(/^clear_thinking_/, 'only clear_thinking edits are supported') })
+        .loose(),
+    )
+    .max(16)
+    .optional(),
+});
+
 /** Parameters the surface refuses when they ask for something (any value but absent, null or false). */
-export const MESSAGES_REFUSED = ['container', 'context_management', 'mcp_servers'] as const;
+export const MESSAGES_REFUSED = ['container', 'mcp_servers'] as const;
 
 const refused = Object.fromEntries(MESSAGES_REFUSED.map((name) => [name, z.unknown().optional()])) as {
   [K in (typeof MESSAGES_REFUSED)[number]]: z.ZodOptional<z.ZodUnknown>;
@@ -105,6 +128,8 @@ const common = {
   tools: z.array(z.unknown()).max(LIMITS.tools).optional(),
   tool_choice: toolChoice.optional(),
   thinking: thinking.optional(),
+  output_config: outputConfig.optional(),
+  context_management: contextManagement.nullish(),
 };
 
 export const messagesBody = z.object({

@@ -30,6 +30,8 @@ export const MESSAGES_MAPPED = [
   'tools',
   'tool_choice',
   'thinking',
+  'output_config',
+  'context_management',
   'service_tier',
 ] as const;
 
@@ -110,6 +112,22 @@ function toMessages(body: Pick<MessagesBody, 'messages'>): ChatMessage[] {
   body.messages.forEach((m, i) => {
     const where = `messages[${i}]`;
     const blocks = blocksOf(m.content, where);
+    if (m.role === 'system') {
+      const text =
+        typeof blocks === 'string'
+          ? blocks
+          : blocks
+              .map((b, j) => {
+                if (b.type !== 'text')
+                  throw new GatewayError('invalid_request', 'system turns carry text blocks only.', {
+                    param: `${where}.content[${j}]`,
+                  });
+                return b.text;
+              })
+              .join('\n\n');
+      out.push({ role: 'system', content: text });
+      return;
+    }
     if (m.role === 'assistant') {
       if (pending.size > 0)
         throw new GatewayError(
@@ -244,8 +262,24 @@ function toolChoice(c: MessagesBody['tool_choice']): Pick<NativeBody, 'tool_choi
  * thinking blocks back, so Claude itself refuses an effort (the failover chain moves on).
  */
 function thinkingEffort(t: MessagesBody['thinking']): string | undefined {
-  if (!t || t.type === 'disabled') return undefined;
+  // adaptive: the model decides whether to think, which is every provider's default.
+  if (!t || t.type !== 'enabled') return undefined;
   return t.budget_tokens <= 4096 ? 'low' : t.budget_tokens <= 16_384 ? 'medium' : 'high';
+}
+
+/**
+ * Claude's effort as an effort level: `high` is Claude's default and asks for nothing; `low` and
+ * `medium` become reasoning_effort (Claude itself refuses it, see thinkingEffort); `max` has no
+ * equivalent elsewhere and is refused.
+ */
+function outputEffort(c: MessagesBody['output_config']): string | undefined {
+  const e = c?.effort;
+  if (e === 'max')
+    throw refuse(
+      'output_config.effort',
+      'output_config.effort "max" is not supported: use low, medium or high.',
+    );
+  return e === 'low' || e === 'medium' ? e : undefined;
 }
 
 /** The chat messages of a Messages prompt, with its system text first (for count_tokens too). */
@@ -257,7 +291,7 @@ export function promptMessages(body: Pick<CountTokensBody, 'messages' | 'system'
 /** A Messages body (after rejectMessagesParams and the schema) as the pipeline's body. */
 export function messagesToNative(body: MessagesBody): NativeBody {
   const toolList = tools(body.tools);
-  const effort = thinkingEffort(body.thinking);
+  const effort = outputEffort(body.output_config) ?? thinkingEffort(body.thinking);
   const forced = body.tool_choice?.type === 'any' || body.tool_choice?.type === 'tool';
   if (forced && !toolList?.length)
     throw new GatewayError('invalid_request', `tool_choice "${body.tool_choice?.type}" needs tools.`, {

@@ -108,12 +108,10 @@ export const RESPONSES_REFUSED = [
   'background',
   'context_management',
   'conversation',
-  'include',
   'image',
   'max_tool_calls',
   'moderation',
   'prompt',
-  'prompt_cache_key',
   'prompt_cache_options',
   'prompt_cache_retention',
   'safety_identifier',
@@ -145,8 +143,8 @@ export const responsesBody = z.object({
   reasoning: z
     .object({
       effort: z.string().min(1).max(32).nullish(),
-      summary: z.string().nullish(),
-      generate_summary: z.string().nullish(),
+      summary: z.enum(['auto', 'concise', 'detailed', 'none']).nullish(),
+      generate_summary: z.enum(['auto', 'concise', 'detailed', 'none']).nullish(),
     })
     .nullish(),
   metadata: z.record(z.string().max(64), z.string().max(512)).nullish(),
@@ -156,6 +154,10 @@ export const responsesBody = z.object({
   user: z.string().max(256).nullish(),
   service_tier: z.string().min(1).max(32).nullish(),
   truncation: z.enum(['auto', 'disabled']).nullish(),
+  // Hints that do not change the answer (responses-translate.ts RESPONSES_HINTS says why each).
+  include: z.array(z.string().max(128)).max(32).nullish(),
+  prompt_cache_key: z.string().max(1024).nullish(),
+  client_metadata: freeForm.nullish(),
   ...refused,
 });
 export type ResponsesBody = z.infer<typeof responsesBody>;

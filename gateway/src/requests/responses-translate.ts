@@ -37,7 +37,26 @@ export const RESPONSES_MAPPED = [
   'user',
   'service_tier',
   'truncation',
+  'include',
+  'prompt_cache_key',
+  'client_metadata',
 ] as const;
+
+/**
+ * Accepted, and changing nothing in the answer (Codex CLI sends each of them):
+ * - `include: ["reasoning.encrypted_content"]` asks for a field of reasoning items, and the gateway
+ *   returns no reasoning items; any other include value is refused;
+ * - `reasoning.summary` asks for summaries of reasoning items, likewise never returned;
+ * - `prompt_cache_key` is a provider-side caching hint;
+ * - `client_metadata` is the client's own labels for its telemetry.
+ */
+export const RESPONSES_HINTS = [
+  'include',
+  'reasoning.summary',
+  'prompt_cache_key',
+  'client_metadata',
+] as const;
+const INCLUDABLE = new Set(['reasoning.encrypted_content']);
 
 export const newId = (prefix: string): string => `${prefix}_${randomBytes(20).toString('hex')}`;
 
@@ -58,6 +77,13 @@ export function rejectResponsesParams(raw: unknown): void {
   for (const [name, v] of Object.entries(body))
     if (!KNOWN.has(name) && v !== undefined && v !== null)
       throw refuse(name, `The parameter "${name}" is not known to this gateway.`);
+  if (Array.isArray(body.include))
+    for (const v of body.include)
+      if (!INCLUDABLE.has(String(v)))
+        throw refuse(
+          'include',
+          `include "${String(v)}" is not supported: only reasoning.encrypted_content is.`,
+        );
 }
 
 /** An input item as stored and listed by GET /v1/responses/{id}/input_items: always with an id. */
@@ -300,12 +326,6 @@ function responseFormat(text: ResponsesBody['text']): Record<string, unknown> | 
 
 function reasoningEffort(r: ResponsesBody['reasoning']): string | undefined {
   if (!r) return undefined;
-  for (const k of ['summary', 'generate_summary'] as const)
-    if (r[k] != null && r[k] !== 'none')
-      throw refuse(
-        `reasoning.${k}`,
-        `The parameter "reasoning.${k}" is not supported: the gateway returns no reasoning items.`,
-      );
   return r.effort ?? undefined;
 }
 

@@ -208,6 +208,41 @@ const CASES: Case[] = [
     expect: { ...openais({}), anthropic: sent(), gemini: sent() },
   },
   {
+    name: 'output_config.effort low',
+    params: { output_config: { effort: 'low' } },
+    covers: ['output_config'],
+    expect: {
+      ...openais({ reasoning_effort: 'low' }),
+      anthropic: refused('reasoning_effort'),
+      gemini: gen({ thinkingConfig: { thinkingBudget: 1024 } }),
+    },
+  },
+  {
+    name: "Claude Code's defaults ask for nothing: effort high (Claude's default), adaptive thinking, clearing thinking",
+    params: {
+      output_config: { effort: 'high' },
+      thinking: { type: 'adaptive' },
+      context_management: { edits: [{ type: 'clear_thinking_20251015', keep: 'all' }] },
+    },
+    covers: ['output_config', 'thinking', 'context_management'],
+    expect: { ...openais({}), anthropic: sent(), gemini: sent() },
+  },
+  {
+    name: 'a system turn mid-conversation',
+    params: {
+      messages: [
+        { role: 'user', content: 'hi' },
+        { role: 'system', content: 'Agent types: a, b.' },
+      ],
+    },
+    covers: ['messages'],
+    expect: {
+      ...openais({ messages: [...USER, { role: 'system', content: 'Agent types: a, b.' }] }),
+      anthropic: sent({ system: 'Agent types: a, b.' }),
+      gemini: sent({ systemInstruction: { parts: [{ text: 'Agent types: a, b.' }] } }),
+    },
+  },
+  {
     name: 'service_tier standard_only',
     params: { service_tier: 'standard_only' },
     covers: ['service_tier'],
@@ -277,7 +312,7 @@ describe.each(CASES)('$name', (c) => {
 describe('refused by the surface: 400 invalid_request_error naming it, nothing sent', () => {
   const cases: [string, Record<string, unknown>][] = [
     ['container', { container: 'c1' }],
-    ['context_management', { context_management: { edits: [] } }],
+    ['output_config.effort', { output_config: { effort: 'max' } }],
     ['mcp_servers', { mcp_servers: [{ type: 'url', url: 'https://x', name: 'x' }] }],
     ['seed', { seed: 1 }],
     ['metadata.session', { metadata: { session: 'x' } }],
@@ -300,7 +335,7 @@ describe('bad input: a 400 in Anthropic shape, never a 5xx', () => {
   const cases: [string, Record<string, unknown>, string][] = [
     ['missing max_tokens', { max_tokens: undefined }, 'max_tokens'],
     ['empty messages', { messages: [] }, 'messages'],
-    ['bad role', { messages: [{ role: 'system', content: 'x' }] }, 'messages[0].role'],
+    ['bad role', { messages: [{ role: 'tool', content: 'x' }] }, 'messages[0].role'],
     [
       'malformed block',
       { messages: [{ role: 'user', content: [{ type: 'text' }] }] },
@@ -327,6 +362,11 @@ describe('bad input: a 400 in Anthropic shape, never a 5xx', () => {
       'messages[2]',
     ],
     ['temperature above 1', { temperature: 1.5 }, 'temperature'],
+    [
+      'context editing other than clearing thinking',
+      { context_management: { edits: [{ type: 'clear_tool_uses_20250919' }] } },
+      'context_management.edits[0].type',
+    ],
     ['forced tool without tools', { tool_choice: { type: 'any' } }, 'tool_choice'],
   ];
   it.each(cases)('%s', async (_name, params, param) => {
