@@ -176,6 +176,26 @@ describe('stored responses', () => {
   });
 });
 
+describe('a streamed response is stored before response.completed is sent', () => {
+  it('another process continues it as soon as the stream ends', async () => {
+    const stream = await client(a).responses.create({
+      model: 'assistant',
+      input: 'first, streamed',
+      stream: true,
+    });
+    let id = '';
+    for await (const ev of stream) if (ev.type === 'response.completed') id = ev.response.id;
+    const next = await client(b).responses.create({
+      model: 'assistant',
+      previous_response_id: id,
+      input: 'second',
+    });
+    expect(next.status).toBe('completed');
+    const last = sim.requests().at(-1)!.body as { messages: { role: string }[] };
+    expect(last.messages.map((m) => m.role)).toEqual(['user', 'assistant', 'user']);
+  });
+});
+
 describe('retention', () => {
   it("a stored response expires after its project's retention (default 30 days)", async () => {
     const mine = await client().responses.create({ model: 'assistant', input: 'keep me' });
