@@ -4,6 +4,7 @@ import type { AuthContext } from '../auth/authenticate.ts';
 import { GatewayError } from '../errors/index.ts';
 import { runPipeline } from '../pipeline/run.ts';
 import type { PipelineStages } from '../pipeline/stages.ts';
+import type { ChatMessage } from '../providers/types.ts';
 import { LIMITS } from '../requests/limits.ts';
 import { countTokensBody, messagesBody } from '../requests/messages-schema.ts';
 import { messagesToNative, promptMessages, rejectMessagesParams } from '../requests/messages-translate.ts';
@@ -49,7 +50,7 @@ export function messagesRoutes(app: FastifyInstance, stages: PipelineStages): vo
     const id = messageId();
     if (outcome.kind === 'streaming') {
       // message_start carries the prompt's size before the provider reports it.
-      const estimate = countMessageTokens(native.messages as never, 'anthropic');
+      const estimate = countMessageTokens((native.messages ?? []) as readonly ChatMessage[], 'anthropic');
       return writeMessagesStream(reply, ex, outcome, id, body.model, estimate);
     }
     const result = compatResult(reply, ex, outcome);
