@@ -263,7 +263,7 @@ function toolChoice(c: MessagesBody['tool_choice']): Pick<NativeBody, 'tool_choi
  */
 function thinkingEffort(t: MessagesBody['thinking']): string | undefined {
   // adaptive: the model decides whether to think, which is every provider's default.
-  if (!t || t.type !== 'enabled') return undefined;
+  if (t?.type !== 'enabled') return undefined;
   return t.budget_tokens <= 4096 ? 'low' : t.budget_tokens <= 16_384 ? 'medium' : 'high';
 }
 

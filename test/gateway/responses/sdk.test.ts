@@ -11,7 +11,6 @@ import { STORED_RESPONSE_KEYS } from '#gateway/stored-responses/keys';
 import { type RunningGateway, startGateway } from '../../harness/gateway.ts';
 import {
   API_KEY,
-  apiKey,
   baseConfig,
   NS,
   OTHER_KEY,
