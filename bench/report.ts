@@ -111,6 +111,34 @@ function goals(r: BenchResult): string[] {
   ];
 }
 
+/**
+ * The Responses and Messages surfaces against chat completions on the same workflow: added latency
+ * at concurrency 1 and CPU per request, each as a ratio of the compatible surface's (goal: ≤ 1.10).
+ */
+function surfaceRows(r: BenchResult): string[] {
+  const compat = byName(r, 'gateway compat');
+  if (!compat) return [];
+  const d0 = r.options.delays[0] ?? 0;
+  const base = { p50: added(r, compat.s, d0, 'c1', 'p50'), cpu: compat.s.cpuPerRequestUs };
+  const out: string[] = [];
+  for (const name of ['gateway responses', 'gateway messages']) {
+    const x = byName(r, name);
+    if (!x) continue;
+    const p50 = added(r, x.s, d0, 'c1', 'p50');
+    const cpu = x.s.cpuPerRequestUs;
+    const ok = (v: number) => (Number.isNaN(v) ? '?' : v <= 1.1 ? '✅' : '❌');
+    out.push(
+      `| ${name} | ${f(p50, 3)} | ${f(base.p50, 3)} | ${f(p50 / base.p50)} ${ok(p50 / base.p50)} | ${f(cpu, 0)} | ${f(base.cpu, 0)} | ${f(cpu / base.cpu)} ${ok(cpu / base.cpu)} |`,
+    );
+  }
+  if (!out.length) return [];
+  return [
+    `| surface | added c1 p50 @${d0} (ms) | chat completions | ratio (≤ 1.10) | CPU µs / request | chat completions | ratio (≤ 1.10) |`,
+    '|---|---|---|---|---|---|---|',
+    ...out,
+  ];
+}
+
 export function markdown(r: BenchResult): string {
   const o = r.options;
   const all = rows(r);
@@ -185,5 +213,7 @@ export function markdown(r: BenchResult): string {
   }
   const g = goals(r);
   if (g.length) lines.push('## Goals', '', ...g, '');
+  const sr = surfaceRows(r);
+  if (sr.length) lines.push('## Responses and Messages against chat completions', '', ...sr, '');
   return lines.join('\n');
 }

@@ -20,8 +20,16 @@ export interface StreamResult {
 function hasContent(data: string): boolean {
   if (data === '[DONE]') return false;
   try {
-    const j = JSON.parse(data) as { choices?: { delta?: { content?: string | null } }[] };
-    const c = j.choices?.[0]?.delta?.content;
+    // Chat chunks, Responses text deltas and Messages text deltas.
+    const j = JSON.parse(data) as {
+      choices?: { delta?: { content?: string | null } }[];
+      type?: string;
+      delta?: string | { text?: string };
+    };
+    const c =
+      j.choices?.[0]?.delta?.content ??
+      (j.type === 'response.output_text.delta' ? j.delta : undefined) ??
+      (j.type === 'content_block_delta' && typeof j.delta === 'object' ? j.delta.text : undefined);
     return typeof c === 'string' && c.length > 0;
   } catch {
     return false;

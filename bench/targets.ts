@@ -238,6 +238,29 @@ export async function gatewayTarget(
       }),
     }),
   };
+  // The same request through the Responses surface (stored: one Redis write before each answer) and
+  // the Messages surface: what each surface's parsing, encoding and state cost over chat completions.
+  const responses: Surface = {
+    name: 'gateway responses',
+    request: (sim, stream) => ({
+      url: `${origin}/v1/responses`,
+      headers: gwAuth,
+      body: JSON.stringify({ model: workflowName(sim), input: PROMPT, ...(stream ? { stream: true } : {}) }),
+    }),
+  };
+  const messages: Surface = {
+    name: 'gateway messages',
+    request: (sim, stream) => ({
+      url: `${origin}/v1/messages`,
+      headers: { ...json, 'x-api-key': GATEWAY_KEY, 'anthropic-version': '2023-06-01' },
+      body: JSON.stringify({
+        model: workflowName(sim),
+        max_tokens: 256,
+        messages: [{ role: 'user', content: PROMPT }],
+        ...(stream ? { stream: true } : {}),
+      }),
+    }),
+  };
   // Every request after the warm-up's first is a hit: the answer comes from the cache, not the simulator.
   const cacheHit: Surface = {
     name: 'gateway cache hit',
@@ -259,7 +282,7 @@ export async function gatewayTarget(
       LOG_LEVEL: 'warn',
     },
     compat.request(sims[0]!, false),
-    [compat, native, cacheHit],
+    [compat, native, responses, messages, cacheHit],
   );
 }
 

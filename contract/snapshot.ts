@@ -167,6 +167,22 @@ export const requestLogsConfig = z.object({
 });
 export type RequestLogsConfig = z.infer<typeof requestLogsConfig>;
 
+/** Stored responses (POST /v1/responses with store): how long they are kept, in days. */
+export const STORED_RESPONSES = {
+  defaultRetentionDays: 30,
+  minRetentionDays: 1,
+  maxRetentionDays: 400,
+} as const;
+
+export const storedResponsesConfig = z.object({
+  retentionDays: z
+    .number()
+    .int()
+    .min(STORED_RESPONSES.minRetentionDays)
+    .max(STORED_RESPONSES.maxRetentionDays),
+});
+export type StoredResponsesConfig = z.infer<typeof storedResponsesConfig>;
+
 export const snapshotProject = z.object({
   id: z.string(),
   displayName: z.string(),
@@ -183,6 +199,7 @@ export const snapshotProject = z.object({
     bodies: REQUEST_LOGS.defaultBodies,
     maxEntries: REQUEST_LOGS.defaultMaxEntries,
   }),
+  storedResponses: storedResponsesConfig.default({ retentionDays: STORED_RESPONSES.defaultRetentionDays }),
 });
 export type SnapshotProject = z.infer<typeof snapshotProject>;
 

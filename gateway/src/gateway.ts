@@ -159,6 +159,7 @@ export function createGateway(store: SnapshotStore, opts: GatewayOptions = {}): 
     now,
     jobs,
     sessions: stores.sessions,
+    storedResponses: stores.responses,
     console: opts.console,
   });
   // Draining (the pod is out of its Service's endpoints by now): every answer closes its connection,

@@ -17,6 +17,11 @@ import { MemoryGuardStore } from './spend/memory-store.ts';
 import { RedisGuardStore } from './spend/redis-store.ts';
 import type { GuardStore } from './spend/store.ts';
 import type { StateClient } from './state/connect.ts';
+import {
+  MemoryStoredResponseStore,
+  RedisStoredResponseStore,
+  type StoredResponseStore,
+} from './stored-responses/index.ts';
 import { MemoryWebhookStore, RedisWebhookStore, type WebhookStore } from './webhooks/store.ts';
 
 /** Every store a gateway's features keep their state in. */
@@ -29,6 +34,8 @@ export interface Stores {
   webhooks: WebhookStore;
   bus: ResultBus;
   runner: JobRunner;
+  /** The Responses API's stored responses (previous_response_id). */
+  responses: StoredResponseStore;
 }
 
 /**
@@ -51,6 +58,7 @@ export function createStores(
       webhooks: new MemoryWebhookStore(),
       bus: new MemoryResultBus(),
       runner: new MemoryJobRunner({ now, logger, concurrency: opts.async.concurrency }),
+      responses: new MemoryStoredResponseStore(now),
     };
   return {
     guard: new RedisGuardStore(redis),
@@ -66,5 +74,6 @@ export function createStores(
       concurrency: opts.async.concurrency,
       lockMs: opts.async.lockMs,
     }),
+    responses: new RedisStoredResponseStore(redis),
   };
 }

@@ -149,6 +149,7 @@ describe('buildCrd', () => {
         expect(root.properties?.['spec']?.default).toEqual({
           compatibleApi: { enabled: true },
           requestLogs: { bodies: false, maxEntries: 100_000 },
+          storedResponses: { retentionDays: 30 },
         });
       } else expect(root.required).toEqual(['spec']);
     }

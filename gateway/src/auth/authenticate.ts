@@ -39,6 +39,19 @@ export function authenticate(header: string | undefined, runtime: Runtime, now =
   return { key, keyHash, project };
 }
 
+/**
+ * The credential of a request: the Authorization header, or on the Messages surface the key in
+ * `x-api-key` (what the Anthropic SDK sends) read as a bearer key. Authorization wins when both are set.
+ */
+export function credentialOf(
+  headers: { authorization?: string | undefined; 'x-api-key'?: string | string[] | undefined },
+  takesXApiKey: boolean,
+): string | undefined {
+  if (headers.authorization || !takesXApiKey) return headers.authorization;
+  const key = headers['x-api-key'];
+  return typeof key === 'string' && key.length > 0 ? `Bearer ${key}` : undefined;
+}
+
 export function requireScope(auth: AuthContext, scope: ApiKeyScope): void {
   if (!auth.key.scopes.includes(scope))
     throw new GatewayError('insufficient_permission', `This API key lacks the "${scope}" scope.`, {

@@ -1,6 +1,7 @@
 import type { ErrorCode, GatewayError } from './gateway-error.ts';
 
-export type Surface = 'native' | 'compat';
+/** The error dialects: native, OpenAI's (chat completions and Responses) and Anthropic's (Messages). */
+export type Surface = 'native' | 'compat' | 'responses' | 'messages';
 
 /** Native (validation-shaped) body: `{error: <code>, message, hint?, param?}`. */
 export interface NativeErrorBody {
@@ -36,6 +37,7 @@ const COMPAT_TYPE: Record<ErrorCode, string> = {
   feature_disabled: 'invalid_request_error',
   rate_limit_exceeded: 'rate_limit_error',
   session_not_found: 'invalid_request_error',
+  response_not_found: 'invalid_request_error',
   payload_too_large: 'invalid_request_error',
   unsupported_media_type: 'invalid_request_error',
   not_found: 'invalid_request_error',
@@ -86,5 +88,50 @@ export function compatErrorBody(err: GatewayError): CompatErrorBody {
   };
 }
 
-export const errorBody = (surface: Surface, err: GatewayError): NativeErrorBody | CompatErrorBody =>
-  surface === 'compat' ? compatErrorBody(err) : nativeErrorBody(err);
+/** Anthropic-shaped body: `{type: "error", error: {type, message}}`. */
+export interface MessagesErrorBody {
+  type: 'error';
+  error: { type: string; message: string; [field: string]: unknown };
+}
+
+/** Anthropic's error type for each status; budget refusals keep the type the other surfaces give them. */
+function messagesType(err: GatewayError): string {
+  if (err.details) return COMPAT_TYPE[err.code];
+  switch (err.status) {
+    case 401:
+      return 'authentication_error';
+    case 403:
+      return 'permission_error';
+    case 404:
+      return 'not_found_error';
+    case 413:
+      return 'request_too_large';
+    case 429:
+      return 'rate_limit_error';
+    case 503:
+      return 'overloaded_error';
+    default:
+      return err.status >= 500 ? 'api_error' : 'invalid_request_error';
+  }
+}
+
+export function messagesErrorBody(err: GatewayError): MessagesErrorBody {
+  return {
+    type: 'error',
+    error: {
+      type: messagesType(err),
+      message: err.hint ? `${err.message} ${err.hint}` : err.message,
+      code: err.code,
+      ...(err.param ? { param: err.param } : {}),
+      ...err.details,
+    },
+  };
+}
+
+export function errorBody(
+  surface: Surface,
+  err: GatewayError,
+): NativeErrorBody | CompatErrorBody | MessagesErrorBody {
+  if (surface === 'native') return nativeErrorBody(err);
+  return surface === 'messages' ? messagesErrorBody(err) : compatErrorBody(err);
+}

@@ -16,6 +16,7 @@ export type ErrorCode =
   | 'feature_disabled'
   | 'rate_limit_exceeded'
   | 'session_not_found'
+  | 'response_not_found'
   | 'payload_too_large'
   | 'unsupported_media_type'
   | 'not_found'
@@ -44,6 +45,7 @@ export const STATUS_OF: Record<ErrorCode, number> = {
   feature_disabled: 503,
   rate_limit_exceeded: 429,
   session_not_found: 422,
+  response_not_found: 404,
   payload_too_large: 413,
   unsupported_media_type: 415,
   not_found: 404,

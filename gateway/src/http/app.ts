@@ -9,7 +9,7 @@ import Fastify, {
 } from 'fastify';
 import type { Logger } from 'pino';
 import type { AsyncFeature } from '../async/feature.ts';
-import { authenticate, requireScope } from '../auth/authenticate.ts';
+import { authenticate, credentialOf, requireScope } from '../auth/authenticate.ts';
 import type { ConsoleBackend } from '../console/backend.ts';
 import { consoleRoutes } from '../console/routes.ts';
 import { GatewayError } from '../errors/index.ts';
@@ -20,13 +20,16 @@ import { LIMITS } from '../requests/limits.ts';
 import type { SessionStore } from '../sessions/types.ts';
 import type { SnapshotStore } from '../snapshot/store.ts';
 import type { RuntimeState } from '../state/types.ts';
+import type { StoredResponseStore } from '../stored-responses/types.ts';
 import { asyncRoutes } from './async-routes.ts';
 import { compatRoutes } from './compat-routes.ts';
 import './context.ts';
 import { sendError, surfaceOf } from './errors.ts';
 import { finishedOf } from './finished.ts';
+import { messagesRoutes } from './messages-routes.ts';
 import { nativeRoutes } from './native-routes.ts';
 import { readRoutes } from './read-routes.ts';
+import { responsesRoutes } from './responses-routes.ts';
 import { sessionRoutes } from './session-routes.ts';
 import { webhookRoutes } from './webhook-routes.ts';
 
@@ -39,6 +42,7 @@ export interface GatewayAppOptions {
   settle: Settle;
   jobs: AsyncFeature;
   sessions: SessionStore;
+  storedResponses: StoredResponseStore;
   /** Wall clock for request-log times and usage buckets (tests inject one). */
   now: () => number;
   /** Where the console API writes workflows; the console routes answer 503 without one. */
@@ -112,7 +116,8 @@ export function buildGatewayApp(opts: GatewayAppOptions): FastifyInstance {
       throw new GatewayError('service_unavailable', 'The gateway has no configuration loaded yet.', {
         retryAfterSeconds: 1,
       });
-    const auth = authenticate(req.headers.authorization, runtime, now());
+    const messages = req.routeOptions.config?.surface === 'messages';
+    const auth = authenticate(credentialOf(req.headers, messages), runtime, now());
     req.auth = auth;
     requireScope(auth, scope);
   });
@@ -134,6 +139,8 @@ export function buildGatewayApp(opts: GatewayAppOptions): FastifyInstance {
       async (scoped) => {
         nativeRoutes(scoped, pipeline);
         compatRoutes(scoped, pipeline);
+        responsesRoutes(scoped, pipeline, opts.storedResponses, now);
+        messagesRoutes(scoped, pipeline);
         readRoutes(scoped, state, now);
         sessionRoutes(scoped, opts.sessions);
         asyncRoutes(scoped, opts.jobs.service);

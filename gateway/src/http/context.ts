@@ -7,6 +7,9 @@ import type { PipelineResult } from '../pipeline/result.ts';
 import type { Pipeline, PipelineRequest } from '../pipeline/run.ts';
 import type { RequestLogType } from '../state/types.ts';
 
+/** The API surfaces served over HTTP: each parses and encodes; the pipeline is the same. */
+export type HttpSurface = 'native' | 'compat' | 'responses' | 'messages';
+
 declare module 'fastify' {
   interface FastifyRequest {
     auth: AuthContext | null;
@@ -18,10 +21,10 @@ declare module 'fastify' {
     /** The refusal the error encoder answered (http/errors.ts). */
     refusal: GatewayError | null;
     /** How a route logs its request, when not as a plain `request` of its surface (the callback, a 404). */
-    logAs: { type?: RequestLogType; channelId?: string; surface?: 'native' | 'compat' } | null;
+    logAs: { type?: RequestLogType; channelId?: string; surface?: HttpSurface } | null;
   }
   interface FastifyContextConfig {
-    surface?: 'native' | 'compat';
+    surface?: HttpSurface;
     /** The key scope a route needs; routes without one are public (health, metrics). */
     scope?: ApiKeyScope;
   }
@@ -46,7 +49,7 @@ export function clientAbortSignal(raw: import('node:http').ServerResponse): Abor
 export function exchangeOf(
   req: FastifyRequest,
   reply: FastifyReply,
-  surface: 'native' | 'compat',
+  surface: HttpSurface,
   kind: Exchange['kind'] = 'request',
 ): Exchange {
   const ex: Exchange = {
@@ -68,7 +71,7 @@ export async function serve(
   pipeline: Pipeline,
   req: FastifyRequest,
   reply: FastifyReply,
-  surface: 'native' | 'compat',
+  surface: HttpSurface,
   request: PipelineRequest,
 ): Promise<{ ex: Exchange; result: Exclude<PipelineResult, { kind: 'refused' }> }> {
   const ex = exchangeOf(req, reply, surface);

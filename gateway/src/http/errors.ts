@@ -1,5 +1,6 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { errorBody, GatewayError } from '../errors/index.ts';
+import type { HttpSurface } from './context.ts';
 
 /** Fastify's own errors (body parsing, limits) in our vocabulary. */
 function fromFastify(err: FastifyError): GatewayError | undefined {
@@ -36,8 +37,14 @@ function fromFastify(err: FastifyError): GatewayError | undefined {
 const COMPAT_PATH =
   /^\/(?:api\/)?v1\/(?:chat|completions|responses|models|embeddings|images|audio|moderations|files|uploads|batches|fine_tuning|assistants|threads|vector_stores|realtime|provider-models)(?:[/?]|$)/;
 
-export function surfaceOf(req: FastifyRequest): 'native' | 'compat' {
-  return req.routeOptions.config?.surface ?? (COMPAT_PATH.test(req.url) ? 'compat' : 'native');
+/** Anthropic API paths: an unknown one gets the Anthropic-shaped 404 its SDK parses. */
+const MESSAGES_PATH = /^\/(?:api\/)?v1\/messages(?:[/?]|$)/;
+
+export function surfaceOf(req: FastifyRequest): HttpSurface {
+  const routed = req.routeOptions.config?.surface;
+  if (routed) return routed;
+  if (MESSAGES_PATH.test(req.url)) return 'messages';
+  return COMPAT_PATH.test(req.url) ? 'compat' : 'native';
 }
 
 /** The one place errors become HTTP responses. Unknown errors are logged and answered 503, never 500. */

@@ -18,7 +18,7 @@ export type RequestOutcome =
 export interface RequestRecord {
   /** The request-log entry type; `request` unless the route says otherwise (e.g. `callback`). */
   logType?: RequestLogType;
-  surface: 'native' | 'compat' | 'async' | 'internal' | 'other';
+  surface: 'native' | 'compat' | 'responses' | 'messages' | 'async' | 'internal' | 'other';
   project?: string;
   keyId?: string;
   workflow?: string | null;

@@ -3,7 +3,7 @@ import type { Prepared } from './prepare.ts';
 import type { Notes, PipelineResult } from './result.ts';
 
 /** Which surface a request came in through; `async` is a job run by a worker, `internal` a call of our own. */
-export type Surface = 'native' | 'compat' | 'async' | 'internal';
+export type Surface = 'native' | 'compat' | 'responses' | 'messages' | 'async' | 'internal';
 
 /**
  * What an exchange is for. `request` is answered in its HTTP response; `accept` is the admission of

@@ -54,6 +54,8 @@ export interface ChatRequest extends SamplingControls {
   temperature?: number;
   max_tokens?: number;
   top_p?: number;
+  /** Sample from the k most likely tokens (Anthropic, Gemini); refused by OpenAI-shaped servers. */
+  top_k?: number;
   stop?: string[];
   tools?: ToolDefinition[];
   tool_choice?: ToolChoice;

@@ -69,7 +69,7 @@ function samplingControls(body: NativeBody): SamplingControls {
   };
 }
 
-const CHAT_ONLY = ['parallel_tool_calls', 'reasoning_effort', 'service_tier', 'store'] as const;
+const CHAT_ONLY = ['parallel_tool_calls', 'reasoning_effort', 'service_tier', 'store', 'top_k'] as const;
 
 type ChatOnly = Pick<
   ChatRequest,
@@ -134,6 +134,7 @@ export function toCanonical(body: NativeBody, ctx: CanonicalContext): CanonicalR
         ...(body.temperature !== undefined ? { temperature: body.temperature } : {}),
         ...(body.max_tokens !== undefined ? { max_tokens: body.max_tokens } : {}),
         ...(body.top_p !== undefined ? { top_p: body.top_p } : {}),
+        ...(body.top_k !== undefined ? { top_k: body.top_k } : {}),
         ...(body.stop !== undefined ? { stop: typeof body.stop === 'string' ? [body.stop] : body.stop } : {}),
         ...(body.tools
           ? {

@@ -33,6 +33,8 @@ export const nativeBody = z.object({
     .optional(),
   ...sampling,
   ...chatControls,
+  // Anthropic's and Gemini's top-k sampling (the Messages surface sends it); OpenAI-shaped servers refuse it.
+  top_k: z.number().int().min(1).max(1000).optional(),
   stream: z.boolean().optional(),
   format: z.enum(['raw', 'wrapped'], { error: 'format must be raw or wrapped' }).optional(),
   // A JSON schema for structured output, an OpenAI-style {type: json_schema}, or, for audio, a format name.

@@ -12,7 +12,8 @@ const isObject = (v: unknown): v is Record<string, unknown> =>
 
 /**
  * Which structured output applies: the request's `response_format` (a JSON schema, or OpenAI's
- * `{type: json_schema | json_object | text}`), else the workflow's schema, else
+ * `{type: json_schema | json_object | text}`; json_object and text give way to the workflow's schema),
+ * else the workflow's schema, else
  * `structured_output_schema` (the way to ask for one without a workflow).
  */
 export function resolveStructured(
@@ -43,7 +44,10 @@ export function resolveStructured(
         },
       };
     }
-    if (t === 'json_object') return { kind: 'json' };
+    // A workflow's schema governs on every surface: clients that ask for plain JSON get the schema's
+    // JSON (the Vercel AI SDK's openai-compatible provider sends json_object by default).
+    if (t === 'json_object')
+      return workflowSchema ? { kind: 'schema', output: { name, schema: workflowSchema } } : { kind: 'json' };
     if (t === 'text')
       return workflowSchema ? { kind: 'schema', output: { name, schema: workflowSchema } } : { kind: 'none' };
     if (SCHEMA_KEYS.some((k) => k in responseFormat))

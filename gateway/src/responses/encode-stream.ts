@@ -1,9 +1,9 @@
 import type { FastifyReply } from 'fastify';
 import type { Exchange } from '../pipeline/exchange.ts';
-import type { PipelineResult, StreamEnd } from '../pipeline/result.ts';
+import type { PipelineResult } from '../pipeline/result.ts';
 import { type ChunkContext, chunkFor, usageChunk } from './chunks.ts';
-import { nativeMeta, serviceHeaders, streamMetadata } from './meta.ts';
-import { SseWriter } from './sse.ts';
+import { nativeMeta, streamMetadata } from './meta.ts';
+import { writeStream } from './stream-out.ts';
 
 export interface StreamEncoding {
   dialect: 'native' | 'compat';
@@ -12,42 +12,36 @@ export interface StreamEncoding {
 }
 
 /**
- * SSE for both surfaces, in OpenAI's chunk format with the `[DONE]` terminator. The native dialect
- * opens with `event: metadata` and closes with `event: meta`; a failure after the first chunk ends
- * the stream with an explicit error (native `event: error`, compatible a `data: {error}` line the
- * OpenAI SDK raises), never a silent [DONE].
+ * SSE for the native and compatible surfaces, in OpenAI's chunk format with the `[DONE]`
+ * terminator. The native dialect opens with `event: metadata` and closes with `event: meta`; a
+ * failure after the first chunk ends the stream with an explicit error (native `event: error`,
+ * compatible a `data: {error}` line the OpenAI SDK raises), never a silent [DONE].
  */
-export async function encodeStream(
+export function encodeStream(
   reply: FastifyReply,
   ex: Exchange,
   result: Extract<PipelineResult, { kind: 'streaming' }>,
   enc: StreamEncoding,
 ): Promise<FastifyReply> {
   const p = result.prepared;
-  const { events } = result;
-  let end: StreamEnd | undefined;
-  try {
-    reply.hijack();
-    const sse = new SseWriter(reply.raw, serviceHeaders(ex, result, { duration: false }));
-    const ctx: ChunkContext = {
-      id: `chatcmpl-${ex.id}`,
-      created: Math.floor(Date.now() / 1000),
-      model: p.workflowName ?? p.requestedModel,
-    };
-    if (enc.dialect === 'native') sse.event('metadata', streamMetadata(ex, result));
-    let first = true;
-    let step = await events.next();
-    while (!step.done) {
-      const chunk = chunkFor(ctx, step.value, first);
-      if (chunk) {
-        first = false;
-        sse.data(chunk);
-      }
-      step = await events.next();
-    }
-    end = step.value;
-    if (!end.ok) {
-      const f = end.failure;
+  const ctx: ChunkContext = {
+    id: `chatcmpl-${ex.id}`,
+    created: Math.floor(Date.now() / 1000),
+    model: p.workflowName ?? p.requestedModel,
+  };
+  const native = enc.dialect === 'native';
+  let first = true;
+  return writeStream(reply, ex, result, (sse) => ({
+    open() {
+      if (native) sse.event('metadata', streamMetadata(ex, result));
+    },
+    event(ev) {
+      const chunk = chunkFor(ctx, ev, first);
+      if (!chunk) return;
+      first = false;
+      sse.data(chunk);
+    },
+    failed(f) {
       const error = f.refusal
         ? { message: f.message, type: f.refusal.type, code: f.refusal.code, param: null }
         : {
@@ -56,18 +50,13 @@ export async function encodeStream(
             code: 'upstream_error',
             param: null,
           };
-      if (enc.dialect === 'native') sse.event('error', { error });
+      if (native) sse.event('error', { error });
       else sse.data({ error });
-      sse.end();
-      return reply;
-    }
-    const usage = end.answer.usage;
-    if (enc.dialect === 'compat' && enc.includeUsage && usage) sse.data(usageChunk(ctx, usage));
-    if (enc.dialect === 'native') sse.event('meta', nativeMeta(ex, result, end));
-    sse.done();
-    return reply;
-  } finally {
-    // However the encoding ended, the stream is followed to its end: its features finish and it settles.
-    if (!end) for await (const _ of { [Symbol.asyncIterator]: () => events });
-  }
+    },
+    answered(answer, end) {
+      if (!native && enc.includeUsage && answer.usage) sse.data(usageChunk(ctx, answer.usage));
+      if (native) sse.event('meta', nativeMeta(ex, result, end));
+      sse.done();
+    },
+  }));
 }

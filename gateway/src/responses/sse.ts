@@ -31,8 +31,9 @@ export class SseWriter {
     if (this.open) this.#res.write(`event: ${name}\ndata: ${JSON.stringify(payload)}\n\n`);
   }
 
+  /** OpenAI's terminator (the stream still ends with `end`). */
   done(): void {
-    if (this.open) this.#res.end('data: [DONE]\n\n');
+    if (this.open) this.#res.write('data: [DONE]\n\n');
   }
 
   end(): void {

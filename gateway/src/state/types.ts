@@ -44,7 +44,7 @@ export const requestLogEntry = z.object({
   project_id: z.string(),
   /** `<namespace>/<name>` of the ApiKey, never the key. */
   api_key_id: z.string().nullable(),
-  surface: z.enum(['native', 'compat', 'async', 'internal']),
+  surface: z.enum(['native', 'compat', 'responses', 'messages', 'async', 'internal']),
   method: z.string().nullable(),
   path: z.string().nullable(),
   workflow: z.string().nullable(),

@@ -99,6 +99,7 @@ export function compileSnapshot(input: CompileInput): CompileOutput {
       workflows: Object.fromEntries([...wfs].map(([name, w]) => [name, w.compiled])),
       spendCaps: spendCaps.get(id) ?? [],
       requestLogs: compileRequestLogs(p),
+      storedResponses: { retentionDays: p.spec.storedResponses.retentionDays },
     };
     const keyCount = new Set(
       Object.values(apiKeys)

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { DEFAULT_WEBHOOK_EVENT_TYPES, REQUEST_LOGS, WEBHOOK_EVENT_TYPES } from '#contract';
+import { DEFAULT_WEBHOOK_EVENT_TYPES, REQUEST_LOGS, STORED_RESPONSES, WEBHOOK_EVENT_TYPES } from '#contract';
 import {
   ageColumn,
   conditions,
@@ -36,6 +36,25 @@ const requestLogs = z
   .meta({
     description:
       'Request logs: one entry per request, webhook attempt, callback and session summary, read with GET /api/v1/request-logs. API keys are never stored.',
+  });
+
+const STORED_RESPONSES_DEFAULT = { retentionDays: STORED_RESPONSES.defaultRetentionDays };
+
+const storedResponses = z
+  .object({
+    retentionDays: z
+      .number()
+      .int()
+      .min(STORED_RESPONSES.minRetentionDays)
+      .max(STORED_RESPONSES.maxRetentionDays)
+      .default(STORED_RESPONSES.defaultRetentionDays)
+      .meta({
+        description: `Days a stored response is kept after it was answered. Default ${STORED_RESPONSES.defaultRetentionDays}, between ${STORED_RESPONSES.minRetentionDays} and ${STORED_RESPONSES.maxRetentionDays}.`,
+      }),
+  })
+  .meta({
+    description:
+      'Responses stored by POST /v1/responses (store: true, the default): read back with GET /v1/responses/{id} and continued with previous_response_id. They hold the conversation, so they may hold personal data.',
   });
 
 export const projectSpec = z
@@ -92,6 +111,7 @@ export const projectSpec = z
       .optional()
       .meta({ description: 'Rules for requests the gateway makes on behalf of this project.' }),
     requestLogs: requestLogs.default(REQUEST_LOGS_DEFAULT),
+    storedResponses: storedResponses.default(STORED_RESPONSES_DEFAULT),
   })
   .meta({ description: 'A project groups workflows, API keys and spend caps; API keys identify it.' });
 
@@ -133,7 +153,11 @@ export const project = z.object({
   apiVersion: z.literal('switchyard.dev/v1alpha1'),
   kind: z.literal('Project'),
   metadata: objectMeta,
-  spec: projectSpec.default({ compatibleApi: { enabled: true }, requestLogs: REQUEST_LOGS_DEFAULT }),
+  spec: projectSpec.default({
+    compatibleApi: { enabled: true },
+    requestLogs: REQUEST_LOGS_DEFAULT,
+    storedResponses: STORED_RESPONSES_DEFAULT,
+  }),
   status: projectStatus.optional(),
 });
 export type Project = z.infer<typeof project>;

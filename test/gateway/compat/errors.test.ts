@@ -373,8 +373,8 @@ describe.each(['/v1', '/api/v1'] as const)('compatible error table under %s', (p
       });
     });
 
-    it('responses.create as well', async () => {
-      await expectSdkError(sdk().responses.create({ model: 'chat', input: 'x' }), OpenAI.NotFoundError, {
+    it('moderations.create as well', async () => {
+      await expectSdkError(sdk().moderations.create({ model: 'chat', input: 'x' }), OpenAI.NotFoundError, {
         status: 404,
         type: 'invalid_request_error',
         code: 'unknown_url',

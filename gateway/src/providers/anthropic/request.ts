@@ -196,6 +196,7 @@ export function anthropicBody(
   if (system.length > 0) body.system = system.join('\n\n');
   if (req.temperature !== undefined) body.temperature = Math.min(1, Math.max(0, req.temperature));
   if (req.top_p !== undefined) body.top_p = req.top_p;
+  if (req.kind === 'chat' && req.top_k !== undefined) body.top_k = req.top_k;
   if (req.stop !== undefined && req.stop.length > 0) body.stop_sequences = req.stop;
   if (req.kind === 'chat') {
     if (req.tools && req.tools.length > 0) {

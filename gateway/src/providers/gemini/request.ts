@@ -248,6 +248,7 @@ export function buildGeminiGenerateBody(req: ChatRequest | CompletionRequest, mo
   if (system.length > 0) body.systemInstruction = { parts: [{ text: system.join('\n\n') }] };
   if (req.temperature !== undefined) generationConfig.temperature = req.temperature;
   if (req.top_p !== undefined) generationConfig.topP = req.top_p;
+  if (req.kind === 'chat' && req.top_k !== undefined) generationConfig.topK = req.top_k;
   if (req.max_tokens !== undefined) generationConfig.maxOutputTokens = req.max_tokens;
   if (req.stop !== undefined && req.stop.length > 0) generationConfig.stopSequences = req.stop;
   optionalParams(req, model, generationConfig);

@@ -114,6 +114,12 @@ function chatBody(
     responseFormat = { type: 'json_object' };
   }
   if (!dialect.developerRole) messages = developerToSystem(messages);
+  if (req.top_k !== undefined)
+    throw refuseParam(
+      dialect.server ?? 'this server',
+      'top_k',
+      'OpenAI-shaped chat completions have no top_k',
+    );
   const body: Record<string, unknown> = {
     model: m,
     messages,

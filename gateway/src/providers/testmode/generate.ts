@@ -35,13 +35,15 @@ export interface GeneratedChat {
 /**
  * Deterministic answers: the same request always gives the same reply, so tests and demos are
  * repeatable. Structured output is sampled from the schema; a tool is called when tools are
- * offered and tool_choice is not "none".
+ * offered, tool_choice is not "none" and the last message is not a tool result (then it answers).
  */
 export function generateChat(req: ChatRequest, model: string): GeneratedChat {
   const promptText = req.messages.map((m) => textOf(m.content)).join('\n');
   const seed = digest(promptText).toString('hex').slice(0, 16);
   const tools = req.tools ?? [];
-  if (tools.length && req.tool_choice !== 'none') {
+  // After a tool result a model answers: an agent loop gets its final text instead of another call.
+  const afterTool = req.messages[req.messages.length - 1]?.role === 'tool';
+  if (tools.length && req.tool_choice !== 'none' && !afterTool) {
     const named = typeof req.tool_choice === 'object' ? req.tool_choice.function.name : undefined;
     const tool = tools.find((t) => t.function.name === named) ?? tools[0]!;
     const args = JSON.stringify(
@@ -59,7 +61,13 @@ export function generateChat(req: ChatRequest, model: string): GeneratedChat {
   let content: string;
   if (req.structured) content = JSON.stringify(sampleFromSchema(req.structured.schema, seed));
   else if (req.json) content = JSON.stringify({ reply: `Test-mode answer from ${model}.` });
-  else {
+  else if (afterTool) {
+    const result = textOf(req.messages[req.messages.length - 1]!.content)
+      .replace(/\s+/g, ' ')
+      .trim()
+      .slice(0, 80);
+    content = `This is a test-mode answer from ${model} using the tool result: "${result}". No provider was called.`;
+  } else {
     const asked = lastUserText(req.messages).replace(/\s+/g, ' ').trim().slice(0, 80);
     content = `This is a test-mode answer from ${model}${asked ? ` to: "${asked}"` : ''}. No provider was called.`;
   }

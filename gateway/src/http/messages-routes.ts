@@ -1,0 +1,87 @@
+import { randomBytes } from 'node:crypto';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { AuthContext } from '../auth/authenticate.ts';
+import { GatewayError } from '../errors/index.ts';
+import type { Pipeline } from '../pipeline/run.ts';
+import type { ChatMessage } from '../providers/types.ts';
+import { LIMITS } from '../requests/limits.ts';
+import { countTokensBody, messagesBody } from '../requests/messages-schema.ts';
+import { messagesToNative, promptMessages, rejectMessagesParams } from '../requests/messages-translate.ts';
+import { parseBody } from '../requests/zod-error.ts';
+import { compatResult } from '../responses/encode-compat.ts';
+import { messageObject } from '../responses/encode-messages.ts';
+import { writeMessagesStream } from '../responses/messages-sse.ts';
+import { countMessageTokens } from '../tokens/count.ts';
+import { authOf, serve } from './context.ts';
+
+const CHAT_TYPES = ['chat', 'vision'] as const;
+const COUNT_KEYS = new Set(Object.keys(countTokensBody.shape));
+
+/** The Messages surface follows the project's compatible-API switch, like the OpenAI surfaces. */
+function gate(req: FastifyRequest): AuthContext {
+  const auth = authOf(req);
+  if (!auth.project.config.compatibleApiEnabled)
+    throw new GatewayError('feature_disabled', 'The compatible APIs are disabled for this project.', {
+      hint: 'Set spec.compatibleApi.enabled: true on the Project.',
+    });
+  return auth;
+}
+
+const messageId = (): string => `msg_${randomBytes(16).toString('hex')}`;
+
+/**
+ * POST /v1/messages and /v1/messages/count_tokens (Anthropic's Messages API): parse
+ * (requests/messages-*), run the one pipeline, encode (responses/encode-messages.ts). `model` is the
+ * workflow name; `anthropic-version` and `anthropic-beta` headers are accepted and not needed.
+ */
+export function messagesRoutes(app: FastifyInstance, pipeline: Pipeline): void {
+  const create = async (req: FastifyRequest, reply: FastifyReply): Promise<unknown> => {
+    gate(req);
+    rejectMessagesParams(req.body);
+    const body = parseBody(messagesBody, req.body);
+    const native = messagesToNative(body);
+    const { ex, result: outcome } = await serve(pipeline, req, reply, 'messages', {
+      body: native,
+      stream: body.stream === true,
+      compat: { allowed: CHAT_TYPES },
+    });
+    const id = messageId();
+    if (outcome.kind === 'streaming') {
+      // message_start carries the prompt's size before the provider reports it.
+      const estimate = countMessageTokens((native.messages ?? []) as readonly ChatMessage[], 'anthropic');
+      return writeMessagesStream(reply, ex, outcome, id, body.model, estimate);
+    }
+    const result = compatResult(reply, ex, outcome);
+    if (result.kind !== 'chat') throw new Error(`unexpected ${result.kind} result for a message`);
+    return reply.send(messageObject(id, body.model, result));
+  };
+
+  const countTokens = async (req: FastifyRequest): Promise<unknown> => {
+    const auth = gate(req);
+    rejectMessagesParams(req.body, COUNT_KEYS);
+    const body = parseBody(countTokensBody, req.body);
+    const wf = auth.project.workflows.get(body.model);
+    if (!wf)
+      throw new GatewayError(
+        'workflow_not_found',
+        `The model "${body.model}" does not exist: no workflow of this project has that name.`,
+        { param: 'model' },
+      );
+    const slot = wf.slots[0]!;
+    const type = auth.project.providers.get(slot.provider)?.config.type ?? 'anthropic';
+    const system = wf.config.systemInstructions;
+    const messages = [
+      ...(system ? [{ role: 'system' as const, content: system }] : []),
+      ...promptMessages(body),
+    ];
+    const toolText = JSON.stringify(body.tools ?? []);
+    return {
+      input_tokens:
+        countMessageTokens(messages, type) + (body.tools?.length ? Math.ceil(toolText.length / 4) : 0),
+    };
+  };
+
+  const config = { surface: 'messages', scope: 'ai' } as const;
+  app.post('/messages', { config, bodyLimit: LIMITS.chatBodyBytes }, create);
+  app.post('/messages/count_tokens', { config, bodyLimit: LIMITS.chatBodyBytes }, countTokens);
+}

@@ -1,0 +1,154 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { AuthContext } from '../auth/authenticate.ts';
+import { GatewayError } from '../errors/index.ts';
+import type { Pipeline } from '../pipeline/run.ts';
+import { LIMITS } from '../requests/limits.ts';
+import { inputItemsQuery, responseIdParams, responsesBody } from '../requests/responses-schema.ts';
+import { newId, rejectResponsesParams, responsesToNative } from '../requests/responses-translate.ts';
+import { parseBody } from '../requests/zod-error.ts';
+import { compatResult } from '../responses/encode-compat.ts';
+import { answeredResponse, type ResponseEcho } from '../responses/encode-responses.ts';
+import { writeResponsesStream } from '../responses/responses-sse.ts';
+import { assistantTurn, conversationOf } from '../stored-responses/record.ts';
+import type { StoredResponse, StoredResponseStore } from '../stored-responses/types.ts';
+import { authOf, serve } from './context.ts';
+
+const DAY_MS = 86_400_000;
+const CHAT_TYPES = ['chat', 'vision'] as const;
+
+/** The Responses surface follows the project's OpenAI-compatible switch. */
+function gate(req: FastifyRequest): AuthContext {
+  const auth = authOf(req);
+  if (!auth.project.config.compatibleApiEnabled)
+    throw new GatewayError('feature_disabled', 'The OpenAI-compatible API is disabled for this project.', {
+      hint: 'Set spec.compatibleApi.enabled: true on the Project.',
+    });
+  return auth;
+}
+
+const notFound = (id: string, param?: string): GatewayError =>
+  new GatewayError('response_not_found', `Response with id "${id}" not found.`, { param });
+
+const unavailable = (err: unknown): GatewayError =>
+  new GatewayError('service_unavailable', 'Stored responses are unavailable right now.', {
+    retryAfterSeconds: 1,
+    cause: err,
+  });
+
+/**
+ * POST /v1/responses and the stored-response reads. The route parses (requests/responses-*),
+ * continues a stored conversation, runs the one pipeline and encodes (responses/encode-responses*);
+ * a stored response is durable before its answer is sent, so any gateway process can continue it.
+ */
+export function responsesRoutes(
+  app: FastifyInstance,
+  pipeline: Pipeline,
+  store: StoredResponseStore,
+  now: () => number,
+): void {
+  const create = async (req: FastifyRequest, reply: FastifyReply): Promise<unknown> => {
+    const auth = gate(req);
+    rejectResponsesParams(req.body);
+    const body = parseBody(responsesBody, req.body);
+    const projectId = auth.project.config.id;
+    let previous: StoredResponse | undefined;
+    if (body.previous_response_id) {
+      previous = await store.get(projectId, body.previous_response_id).catch((err: unknown) => {
+        throw unavailable(err);
+      });
+      if (!previous) throw notFound(body.previous_response_id, 'previous_response_id');
+    }
+    const turn = responsesToNative(
+      body,
+      previous && !previous.sessionId ? conversationOf(previous) : [],
+      previous?.sessionId,
+    );
+    const echo: ResponseEcho = {
+      id: newId('resp'),
+      createdAt: Math.floor(now() / 1000),
+      model: body.model,
+      body,
+    };
+    let sessionId: string | undefined;
+    const stored = async (response: Record<string, unknown>): Promise<void> => {
+      if (body.store === false) return;
+      const record: StoredResponse = {
+        id: echo.id,
+        workflow: body.model,
+        response,
+        items: turn.items,
+        conversation: [...turn.conversation, assistantTurn(response.output)] as unknown as Record<
+          string,
+          unknown
+        >[],
+        ...(sessionId ? { sessionId } : {}),
+      };
+      await store.put(projectId, record, auth.project.config.storedResponses.retentionDays * DAY_MS);
+    };
+    const { ex, result: outcome } = await serve(pipeline, req, reply, 'responses', {
+      body: turn.native,
+      stream: body.stream === true,
+      compat: { allowed: CHAT_TYPES },
+    });
+    sessionId = outcome.notes.sessionId;
+    if (outcome.kind === 'streaming') return writeResponsesStream(reply, ex, outcome, echo, stored);
+    const result = compatResult(reply, ex, outcome);
+    if (result.kind !== 'chat') throw new Error(`unexpected ${result.kind} result for a response`);
+    const response = answeredResponse(echo, result);
+    await stored(response).catch((err: unknown) => {
+      throw unavailable(err);
+    });
+    return reply.send(response);
+  };
+
+  const stored = async (req: FastifyRequest): Promise<StoredResponse> => {
+    const auth = gate(req);
+    const { id } = parseBody(responseIdParams, req.params);
+    const found = await store.get(auth.project.config.id, id).catch((err: unknown) => {
+      throw unavailable(err);
+    });
+    if (!found) throw notFound(id);
+    return found;
+  };
+
+  app.post(
+    '/responses',
+    { config: { surface: 'responses', scope: 'ai' }, bodyLimit: LIMITS.chatBodyBytes },
+    create,
+  );
+  // Reads are not requests to a workflow: no request-log entry, like GET /v1/sessions/{id}.
+  app.get('/responses/:id', { config: { scope: 'ai' } }, async (req) => {
+    if ((req.query as { stream?: unknown }).stream === 'true')
+      throw new GatewayError('unsupported_parameter', 'Streaming a stored response back is not supported.', {
+        param: 'stream',
+      });
+    return (await stored(req)).response;
+  });
+  app.delete('/responses/:id', { config: { scope: 'ai' } }, async (req) => {
+    const auth = gate(req);
+    const { id } = parseBody(responseIdParams, req.params);
+    const deleted = await store.delete(auth.project.config.id, id).catch((err: unknown) => {
+      throw unavailable(err);
+    });
+    if (!deleted) throw notFound(id);
+    return { id, object: 'response', deleted: true };
+  });
+  app.get('/responses/:id/input_items', { config: { scope: 'ai' } }, async (req) => {
+    const record = await stored(req);
+    const q = parseBody(inputItemsQuery, req.query ?? {});
+    let items = q.order === 'desc' ? [...record.items].reverse() : record.items;
+    if (q.after) items = items.slice(items.findIndex((i) => i.id === q.after) + 1);
+    if (q.before) {
+      const at = items.findIndex((i) => i.id === q.before);
+      if (at >= 0) items = items.slice(0, at);
+    }
+    const page = items.slice(0, q.limit);
+    return {
+      object: 'list',
+      data: page,
+      first_id: page[0]?.id ?? null,
+      last_id: page[page.length - 1]?.id ?? null,
+      has_more: items.length > page.length,
+    };
+  });
+}

@@ -1,0 +1,316 @@
+import { GatewayError } from '../errors/index.ts';
+import type { ChatMessage, ContentPart, ToolCall } from '../providers/types.ts';
+import {
+  type ContentBlock,
+  type CountTokensBody,
+  contentBlock,
+  MESSAGES_REFUSED,
+  type MessagesBody,
+  messagesBody,
+} from './messages-schema.ts';
+import type { NativeBody } from './native-schema.ts';
+import { invalidRequest } from './zod-error.ts';
+
+/**
+ * Every key of messagesBody that is carried into the pipeline's body, or read by the surface itself
+ * (`stream`). The surface refuses MESSAGES_REFUSED and any key the schema does not know.
+ * test/gateway/messages/params.test.ts fails when a key of the schema is in neither list.
+ */
+export const MESSAGES_MAPPED = [
+  'model',
+  'messages',
+  'system',
+  'max_tokens',
+  'temperature',
+  'top_p',
+  'top_k',
+  'stop_sequences',
+  'stream',
+  'metadata',
+  'tools',
+  'tool_choice',
+  'thinking',
+  'output_config',
+  'context_management',
+  'service_tier',
+] as const;
+
+const refuse = (param: string, message: string): GatewayError =>
+  new GatewayError('unsupported_parameter', message, { param });
+
+const asks = (v: unknown): boolean =>
+  v !== undefined && v !== null && v !== false && !(Array.isArray(v) && v.length === 0);
+
+const KNOWN = new Set(Object.keys(messagesBody.shape));
+
+/** Refuses what the gateway cannot honour before the schema names anything else. */
+export function rejectMessagesParams(raw: unknown, known: ReadonlySet<string> = KNOWN): void {
+  if (!raw || typeof raw !== 'object' || Array.isArray(raw)) return;
+  const body = raw as Record<string, unknown>;
+  for (const name of MESSAGES_REFUSED)
+    if (asks(body[name])) throw refuse(name, `The parameter "${name}" is not supported by this gateway.`);
+  for (const [name, v] of Object.entries(body))
+    if (!known.has(name) && v !== undefined && v !== null)
+      throw refuse(name, `The parameter "${name}" is not known to this gateway.`);
+  const md = body.metadata;
+  if (md && typeof md === 'object' && !Array.isArray(md))
+    for (const [name, v] of Object.entries(md))
+      if (name !== 'user_id' && v !== undefined && v !== null)
+        throw refuse(
+          `metadata.${name}`,
+          `The parameter "metadata.${name}" is not supported: metadata takes user_id.`,
+        );
+}
+
+function blocksOf(content: unknown[] | string, where: string): ContentBlock[] | string {
+  if (typeof content === 'string') return content;
+  return content.map((raw, j) => {
+    const param = `${where}.content[${j}]`;
+    const type = raw && typeof raw === 'object' ? (raw as { type?: unknown }).type : undefined;
+    if (typeof type !== 'string' || !['text', 'image', 'tool_use', 'tool_result'].includes(type))
+      throw refuse(
+        `${param}.type`,
+        `The content block type "${String(type)}" is not supported: send text, image, tool_use or tool_result blocks.`,
+      );
+    const parsed = contentBlock.safeParse(raw);
+    if (!parsed.success) {
+      const ge = invalidRequest(parsed.error);
+      throw new GatewayError('invalid_request', `Invalid ${param}: ${ge.message.replace(/^Invalid /, '')}`, {
+        param: `${param}${ge.param ? `.${ge.param}` : ''}`,
+      });
+    }
+    return parsed.data;
+  });
+}
+
+const imagePart = (b: Extract<ContentBlock, { type: 'image' }>): ContentPart => ({
+  type: 'image_url',
+  image_url: {
+    url: b.source.type === 'url' ? b.source.url : `data:${b.source.media_type};base64,${b.source.data}`,
+  },
+});
+
+function resultText(b: Extract<ContentBlock, { type: 'tool_result' }>, param: string): string {
+  const c = b.content ?? '';
+  const text =
+    typeof c === 'string'
+      ? c
+      : c
+          .map((p) => {
+            if (p.type !== 'text') throw refuse(param, 'Images inside tool_result are not supported.');
+            return p.text;
+          })
+          .join('\n');
+  // The error flag has no field of its own outside Anthropic: the result says it.
+  return b.is_error ? `Error: ${text}` : text;
+}
+
+/** Anthropic turns as chat messages: tool results become tool messages right after their call. */
+function toMessages(body: Pick<MessagesBody, 'messages'>): ChatMessage[] {
+  const out: ChatMessage[] = [];
+  const pending = new Set<string>();
+  body.messages.forEach((m, i) => {
+    const where = `messages[${i}]`;
+    const blocks = blocksOf(m.content, where);
+    if (m.role === 'system') {
+      const text =
+        typeof blocks === 'string'
+          ? blocks
+          : blocks
+              .map((b, j) => {
+                if (b.type !== 'text')
+                  throw new GatewayError('invalid_request', 'system turns carry text blocks only.', {
+                    param: `${where}.content[${j}]`,
+                  });
+                return b.text;
+              })
+              .join('\n\n');
+      out.push({ role: 'system', content: text });
+      return;
+    }
+    if (m.role === 'assistant') {
+      if (pending.size > 0)
+        throw new GatewayError(
+          'invalid_request',
+          `${where}: the tool_use "${[...pending][0]}" has no tool_result in the user turn after it.`,
+          { param: where },
+        );
+      if (typeof blocks === 'string') {
+        out.push({ role: 'assistant', content: blocks });
+        return;
+      }
+      let text = '';
+      const calls: ToolCall[] = [];
+      blocks.forEach((b, j) => {
+        if (b.type === 'text') text += b.text;
+        else if (b.type === 'tool_use') {
+          calls.push({
+            id: b.id,
+            type: 'function',
+            function: { name: b.name, arguments: JSON.stringify(b.input ?? {}) },
+          });
+          pending.add(b.id);
+        } else
+          throw new GatewayError('invalid_request', `${b.type} blocks belong in user turns.`, {
+            param: `${where}.content[${j}]`,
+          });
+      });
+      out.push({ role: 'assistant', content: text || null, ...(calls.length ? { tool_calls: calls } : {}) });
+      return;
+    }
+    if (typeof blocks === 'string') {
+      if (pending.size > 0)
+        throw new GatewayError(
+          'invalid_request',
+          `${where}: the tool_use "${[...pending][0]}" has no tool_result in this turn.`,
+          { param: where },
+        );
+      out.push({ role: 'user', content: blocks });
+      return;
+    }
+    const parts: ContentPart[] = [];
+    blocks.forEach((b, j) => {
+      const param = `${where}.content[${j}]`;
+      if (b.type === 'tool_result') {
+        if (!pending.has(b.tool_use_id))
+          throw new GatewayError(
+            'invalid_request',
+            `No tool_use with id "${b.tool_use_id}" in the assistant turn before this tool_result.`,
+            { param: `${param}.tool_use_id` },
+          );
+        pending.delete(b.tool_use_id);
+        out.push({ role: 'tool', tool_call_id: b.tool_use_id, content: resultText(b, `${param}.content`) });
+      } else if (b.type === 'text') parts.push({ type: 'text', text: b.text });
+      else if (b.type === 'image') parts.push(imagePart(b));
+      else throw new GatewayError('invalid_request', 'tool_use blocks belong in assistant turns.', { param });
+    });
+    if (pending.size > 0)
+      throw new GatewayError(
+        'invalid_request',
+        `${where}: the tool_use "${[...pending][0]}" has no tool_result in this turn.`,
+        { param: where },
+      );
+    if (parts.length === 0) return;
+    const only = parts[0]!;
+    out.push({ role: 'user', content: parts.length === 1 && only.type === 'text' ? only.text : parts });
+  });
+  if (pending.size > 0)
+    throw new GatewayError(
+      'invalid_request',
+      `The tool_use "${[...pending][0]}" has no tool_result: end with a user turn that carries it.`,
+      { param: 'messages' },
+    );
+  return out;
+}
+
+function systemText(system: MessagesBody['system']): string | undefined {
+  if (system === undefined) return undefined;
+  const text = typeof system === 'string' ? system : system.map((b) => b.text).join('\n\n');
+  return text.length > 0 ? text : undefined;
+}
+
+function tools(raw: unknown[] | undefined): NativeBody['tools'] {
+  if (!raw) return undefined;
+  return raw.map((t, i) => {
+    const obj = t && typeof t === 'object' ? (t as Record<string, unknown>) : {};
+    if (obj.type !== undefined && obj.type !== 'custom')
+      throw refuse(
+        `tools[${i}].type`,
+        `The tool type "${String(obj.type)}" is not supported: only client tools with input_schema are.`,
+      );
+    const name = obj.name;
+    if (typeof name !== 'string' || !/^[a-zA-Z0-9_-]{1,64}$/.test(name))
+      throw new GatewayError('invalid_request', 'Invalid tool: names are 1-64 letters, digits, _ or -.', {
+        param: `tools[${i}].name`,
+      });
+    const schema = obj.input_schema;
+    if (!schema || typeof schema !== 'object' || Array.isArray(schema))
+      throw new GatewayError('invalid_request', 'Invalid tool: input_schema must be a JSON schema object.', {
+        param: `tools[${i}].input_schema`,
+      });
+    for (const key of Object.keys(obj))
+      if (!['type', 'name', 'description', 'input_schema', 'cache_control'].includes(key) && obj[key] != null)
+        throw refuse(`tools[${i}].${key}`, `The tool field "${key}" is not supported by this gateway.`);
+    return {
+      type: 'function' as const,
+      function: {
+        name,
+        ...(typeof obj.description === 'string' ? { description: obj.description } : {}),
+        parameters: schema as Record<string, unknown>,
+      },
+    };
+  });
+}
+
+function toolChoice(c: MessagesBody['tool_choice']): Pick<NativeBody, 'tool_choice' | 'parallel_tool_calls'> {
+  if (!c) return {};
+  const single = c.type !== 'none' && c.disable_parallel_tool_use ? { parallel_tool_calls: false } : {};
+  switch (c.type) {
+    case 'auto':
+      return { tool_choice: 'auto', ...single };
+    case 'any':
+      return { tool_choice: 'required', ...single };
+    case 'none':
+      return { tool_choice: 'none' };
+    case 'tool':
+      return { tool_choice: { type: 'function', function: { name: c.name } }, ...single };
+  }
+}
+
+/**
+ * Extended thinking as the effort levels the other providers take. The gateway does not carry
+ * thinking blocks back, so Claude itself refuses an effort (the failover chain moves on).
+ */
+function thinkingEffort(t: MessagesBody['thinking']): string | undefined {
+  // adaptive: the model decides whether to think, which is every provider's default.
+  if (t?.type !== 'enabled') return undefined;
+  return t.budget_tokens <= 4096 ? 'low' : t.budget_tokens <= 16_384 ? 'medium' : 'high';
+}
+
+/**
+ * Claude's effort as an effort level: `high` is Claude's default and asks for nothing; `low` and
+ * `medium` become reasoning_effort (Claude itself refuses it, see thinkingEffort); `max` has no
+ * equivalent elsewhere and is refused.
+ */
+function outputEffort(c: MessagesBody['output_config']): string | undefined {
+  const e = c?.effort;
+  if (e === 'max')
+    throw refuse(
+      'output_config.effort',
+      'output_config.effort "max" is not supported: use low, medium or high.',
+    );
+  return e === 'low' || e === 'medium' ? e : undefined;
+}
+
+/** The chat messages of a Messages prompt, with its system text first (for count_tokens too). */
+export function promptMessages(body: Pick<CountTokensBody, 'messages' | 'system'>): ChatMessage[] {
+  const system = systemText(body.system);
+  return [...(system ? [{ role: 'system' as const, content: system }] : []), ...toMessages(body)];
+}
+
+/** A Messages body (after rejectMessagesParams and the schema) as the pipeline's body. */
+export function messagesToNative(body: MessagesBody): NativeBody {
+  const toolList = tools(body.tools);
+  const effort = outputEffort(body.output_config) ?? thinkingEffort(body.thinking);
+  const forced = body.tool_choice?.type === 'any' || body.tool_choice?.type === 'tool';
+  if (forced && !toolList?.length)
+    throw new GatewayError('invalid_request', `tool_choice "${body.tool_choice?.type}" needs tools.`, {
+      param: 'tool_choice',
+    });
+  return {
+    model: body.model,
+    messages: promptMessages(body) as NativeBody['messages'],
+    max_tokens: body.max_tokens,
+    ...(body.temperature !== undefined ? { temperature: body.temperature } : {}),
+    ...(body.top_p !== undefined ? { top_p: body.top_p } : {}),
+    ...(body.top_k !== undefined ? { top_k: body.top_k } : {}),
+    ...(body.stop_sequences?.length ? { stop: body.stop_sequences } : {}),
+    ...(toolList?.length ? { tools: toolList, ...toolChoice(body.tool_choice) } : {}),
+    ...(effort ? { reasoning_effort: effort } : {}),
+    ...(body.metadata?.user_id ? { user: body.metadata.user_id } : {}),
+    ...(body.service_tier
+      ? { service_tier: body.service_tier === 'standard_only' ? 'default' : 'auto' }
+      : {}),
+    ...(body.stream ? { stream: true } : {}),
+  };
+}

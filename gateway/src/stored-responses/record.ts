@@ -1,0 +1,24 @@
+import type { ChatMessage, ToolCall } from '../providers/types.ts';
+import type { StoredResponse } from './types.ts';
+
+/** The assistant turn of a response's output items, for the conversation the next turn continues. */
+export function assistantTurn(output: unknown): ChatMessage {
+  let text = '';
+  const calls: ToolCall[] = [];
+  for (const item of Array.isArray(output) ? (output as Record<string, unknown>[]) : []) {
+    if (item.type === 'message' && Array.isArray(item.content))
+      for (const part of item.content as { type?: string; text?: string }[])
+        if (part.type === 'output_text') text += part.text ?? '';
+    if (item.type === 'function_call')
+      calls.push({
+        id: String(item.call_id),
+        type: 'function',
+        function: { name: String(item.name), arguments: String(item.arguments) },
+      });
+  }
+  return { role: 'assistant', content: text || null, ...(calls.length ? { tool_calls: calls } : {}) };
+}
+
+/** The conversation a stored record continues with. */
+export const conversationOf = (r: StoredResponse): ChatMessage[] =>
+  r.conversation as unknown as ChatMessage[];

@@ -1,0 +1,124 @@
+/**
+ * Codex CLI (`codex exec`, a model_providers entry with wire_api "responses") and Claude Code
+ * (`claude -p` with ANTHROPIC_BASE_URL, ANTHROPIC_AUTH_TOKEN and ANTHROPIC_MODEL) against a real
+ * gateway in front of the provider simulator. Each runs with a fresh home, telemetry, error
+ * reporting and update checks off, and only loopback addresses configured.
+ */
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type RunningGateway, startGateway } from '../../harness/gateway.ts';
+import { API_KEY, baseConfig, workflow } from '../../harness/manifests.ts';
+import { type Simulator, startSimulator } from '../../simulator/index.ts';
+import { claudeBin, codexBin, ensureClis, runCli } from './clis.ts';
+
+let sim: Simulator;
+let gw: RunningGateway;
+let home: string;
+
+beforeAll(async () => {
+  await ensureClis();
+  sim = await startSimulator();
+  gw = await startGateway([
+    ...baseConfig(sim.url),
+    workflow('coder', { provider: 'oai', model: 'gpt-4o-mini' }),
+    workflow('claude-coder', { provider: 'claude', model: 'claude-haiku-4-5' }),
+  ]);
+  home = await mkdtemp(join(tmpdir(), 'switchyard-clis-'));
+}, 600_000);
+afterAll(async () => {
+  await gw?.close();
+  await sim?.close();
+  if (home) await rm(home, { recursive: true, force: true });
+});
+
+describe('Codex CLI over the Responses surface', () => {
+  it('codex exec answers; its streamed Responses request passed the gateway', async () => {
+    const codexHome = join(home, 'codex');
+    const work = join(home, 'codex-work');
+    await Promise.all([
+      import('node:fs/promises').then((fs) => fs.mkdir(codexHome, { recursive: true })),
+      import('node:fs/promises').then((fs) => fs.mkdir(work, { recursive: true })),
+    ]);
+    // Only function tools: Codex's hosted web_search and subagent tools have no gateway equivalent.
+    await writeFile(
+      join(codexHome, 'config.toml'),
+      [
+        'model = "coder"',
+        'model_provider = "switchyard"',
+        'check_for_update_on_startup = false',
+        'web_search = "disabled"',
+        '',
+        '[model_providers.switchyard]',
+        'name = "Switchyard"',
+        `base_url = "${gw.url}/v1"`,
+        'env_key = "SWITCHYARD_API_KEY"',
+        'wire_api = "responses"',
+        '',
+        '[analytics]',
+        'enabled = false',
+        '',
+        '[agents]',
+        'enabled = false',
+        '',
+        '[features]',
+        'goals = false',
+      ].join('\n'),
+    );
+    sim.clearRequests();
+    const r = await runCli(
+      codexBin,
+      ['exec', '--skip-git-repo-check', '--sandbox', 'read-only', 'Say hello'],
+      { HOME: home, CODEX_HOME: codexHome, SWITCHYARD_API_KEY: API_KEY },
+      work,
+    );
+    expect(r.code, r.stderr + r.stdout).toBe(0);
+    expect(r.stdout).toContain('Simulated openai/gpt-4o-mini');
+    const first = sim.requests()[0]!;
+    const body = first.body as { stream?: boolean; tools?: unknown[]; messages: unknown[] };
+    const size = JSON.stringify(body).length;
+    console.log(
+      `codex exec: ${sim.requests().length} provider calls, first upstream body ${size} bytes, ${body.tools?.length} tools`,
+    );
+    expect(first.provider).toBe('openai');
+    expect(body.stream).toBe(true);
+    expect(body.tools?.length).toBeGreaterThanOrEqual(4);
+  }, 180_000);
+});
+
+describe('Claude Code over the Messages surface', () => {
+  it('claude -p answers with ANTHROPIC_BASE_URL, ANTHROPIC_AUTH_TOKEN and ANTHROPIC_MODEL', async () => {
+    const work = join(home, 'claude-work');
+    await import('node:fs/promises').then((fs) => fs.mkdir(work, { recursive: true }));
+    sim.clearRequests();
+    const r = await runCli(
+      claudeBin,
+      ['-p', 'Say hello'],
+      {
+        HOME: home,
+        ANTHROPIC_BASE_URL: gw.url,
+        ANTHROPIC_AUTH_TOKEN: API_KEY,
+        ANTHROPIC_MODEL: 'claude-coder',
+        ANTHROPIC_DEFAULT_HAIKU_MODEL: 'claude-coder',
+        DISABLE_TELEMETRY: '1',
+        DISABLE_ERROR_REPORTING: '1',
+        DISABLE_AUTOUPDATER: '1',
+        CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+      },
+      work,
+    );
+    expect(r.code, r.stderr + r.stdout).toBe(0);
+    expect(r.stdout).toContain('Simulated anthropic/claude-haiku-4-5');
+    const calls = sim.requests().filter((q) => q.provider === 'anthropic');
+    const main = calls.find((q) => ((q.body as { tools?: unknown[] }).tools?.length ?? 0) > 0)!;
+    const body = main.body as { max_tokens: number; tools: unknown[]; stream?: boolean };
+    console.log(
+      `claude -p: ${calls.length} provider calls, main upstream body ${JSON.stringify(body).length} bytes, ` +
+        `${body.tools.length} tools, max_tokens ${body.max_tokens}`,
+    );
+    expect(body.tools.length).toBeGreaterThanOrEqual(12);
+    expect(body.max_tokens).toBe(32000);
+    expect(body.stream).toBe(true);
+  }, 180_000);
+});

@@ -1,0 +1,469 @@
+/**
+ * Parameter fidelity on POST /v1/messages: every parameter is passed (mapped where the provider
+ * spells it differently) or refused, never dropped, on every provider type; and the answer
+ * direction (tool calls, stop reasons, usage) for each. A real gateway before the provider simulator.
+ */
+import Anthropic from '@anthropic-ai/sdk';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { MESSAGES_REFUSED, messagesBody } from '#gateway/requests/messages-schema';
+import { MESSAGES_MAPPED } from '#gateway/requests/messages-translate';
+import { type RunningGateway, startGateway } from '../../harness/gateway.ts';
+import { API_KEY, baseConfig, provider, workflow } from '../../harness/manifests.ts';
+import { type ProviderName, type Simulator, startSimulator } from '../../simulator/index.ts';
+
+const TARGETS = {
+  openai: { workflow: 'p-openai', provider: 'oai', model: 'gpt-4o-mini', sim: 'openai' },
+  azure: { workflow: 'p-azure', provider: 'azure', model: 'gpt4o-deploy', sim: 'azure-openai' },
+  compat: { workflow: 'p-compat', provider: 'local', model: 'llama-3.1-8b', sim: 'openai' },
+  anthropic: { workflow: 'p-anthropic', provider: 'claude', model: 'claude-haiku-4-5', sim: 'anthropic' },
+  gemini: { workflow: 'p-gemini', provider: 'gem', model: 'gemini-2.5-flash', sim: 'gemini' },
+} as const satisfies Record<string, { workflow: string; provider: string; model: string; sim: ProviderName }>;
+type Target = keyof typeof TARGETS;
+const ALL = Object.keys(TARGETS) as Target[];
+
+let sim: Simulator;
+let gw: RunningGateway;
+
+beforeAll(async () => {
+  sim = await startSimulator();
+  gw = await startGateway([
+    ...baseConfig(sim.url, ['gpt-4o-mini', 'gpt4o-deploy', 'claude-haiku-4-5', 'gemini-2.5-flash']),
+    ...provider('local', 'openai-compatible', sim.url, ['llama-3.1-8b']),
+    ...Object.values(TARGETS).map((t) => workflow(t.workflow, { provider: t.provider, model: t.model })),
+    ...Object.values(TARGETS).map((t) =>
+      workflow(`v${t.workflow}`, { requestType: 'vision', provider: t.provider, model: t.model }),
+    ),
+  ]);
+});
+afterAll(async () => {
+  await gw?.close();
+  await sim?.close();
+});
+beforeEach(() => sim.clearRequests());
+
+const USER = [{ role: 'user', content: 'hi' }];
+
+/** What each provider receives for `{model, max_tokens: 100, messages: [{role: user, content: hi}]}`. */
+function baseBody(t: Target): Record<string, unknown> {
+  const m = TARGETS[t].model;
+  switch (t) {
+    case 'openai':
+    case 'compat':
+      return { model: m, messages: USER, max_tokens: 100 };
+    case 'azure':
+      return { messages: USER, max_tokens: 100 };
+    case 'anthropic':
+      return { model: m, max_tokens: 100, messages: USER };
+    case 'gemini':
+      return {
+        contents: [{ role: 'user', parts: [{ text: 'hi' }] }],
+        generationConfig: { maxOutputTokens: 100 },
+      };
+  }
+}
+
+const TOOL = {
+  name: 'get_weather',
+  description: 'Weather for a city.',
+  input_schema: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
+};
+const OPENAI_TOOL = {
+  type: 'function',
+  function: { name: TOOL.name, description: TOOL.description, parameters: TOOL.input_schema },
+};
+const GEMINI_TOOL = [
+  {
+    functionDeclarations: [
+      { name: TOOL.name, description: TOOL.description, parametersJsonSchema: TOOL.input_schema },
+    ],
+  },
+];
+
+type Want = { body: Record<string, unknown> } | { refused: string };
+const sent = (body: Record<string, unknown> = {}): Want => ({ body });
+const refused = (param: string): Want => ({ refused: param });
+const openais = (body: Record<string, unknown>) => ({
+  openai: sent(body),
+  azure: sent(body),
+  compat: sent(body),
+});
+const gen = (config: Record<string, unknown>): Want =>
+  sent({ generationConfig: { maxOutputTokens: 100, ...config } });
+
+interface Case {
+  name: string;
+  params: Record<string, unknown>;
+  covers: string[];
+  expect: Record<Target, Want>;
+}
+
+const CASES: Case[] = [
+  {
+    name: 'model, messages and max_tokens',
+    params: {},
+    covers: ['model', 'messages', 'max_tokens'],
+    expect: { ...openais({}), anthropic: sent(), gemini: sent() },
+  },
+  {
+    name: 'system as text blocks (cache_control is a hint and changes nothing)',
+    params: {
+      system: [
+        { type: 'text', text: 'Rule one.' },
+        { type: 'text', text: 'Rule two.', cache_control: { type: 'ephemeral' } },
+      ],
+    },
+    covers: ['system'],
+    expect: {
+      ...openais({ messages: [{ role: 'system', content: 'Rule one.\n\nRule two.' }, ...USER] }),
+      anthropic: sent({ system: 'Rule one.\n\nRule two.' }),
+      gemini: sent({ systemInstruction: { parts: [{ text: 'Rule one.\n\nRule two.' }] } }),
+    },
+  },
+  {
+    name: 'temperature and top_p',
+    params: { temperature: 0.5, top_p: 0.8 },
+    covers: ['temperature', 'top_p'],
+    expect: {
+      ...openais({ temperature: 0.5, top_p: 0.8 }),
+      anthropic: sent({ temperature: 0.5, top_p: 0.8 }),
+      gemini: gen({ temperature: 0.5, topP: 0.8 }),
+    },
+  },
+  {
+    name: 'top_k',
+    params: { top_k: 40 },
+    covers: ['top_k'],
+    expect: {
+      openai: refused('top_k'),
+      azure: refused('top_k'),
+      compat: refused('top_k'),
+      anthropic: sent({ top_k: 40 }),
+      gemini: gen({ topK: 40 }),
+    },
+  },
+  {
+    name: 'stop_sequences',
+    params: { stop_sequences: ['END'] },
+    covers: ['stop_sequences'],
+    expect: {
+      ...openais({ stop: ['END'] }),
+      anthropic: sent({ stop_sequences: ['END'] }),
+      gemini: gen({ stopSequences: ['END'] }),
+    },
+  },
+  {
+    name: 'metadata.user_id',
+    params: { metadata: { user_id: 'u-9' } },
+    covers: ['metadata'],
+    expect: {
+      ...openais({ user: 'u-9' }),
+      anthropic: sent({ metadata: { user_id: 'u-9' } }),
+      gemini: sent(),
+    },
+  },
+  {
+    name: 'tools and tool_choice any',
+    params: { tools: [TOOL], tool_choice: { type: 'any' } },
+    covers: ['tools', 'tool_choice'],
+    expect: {
+      ...openais({ tools: [OPENAI_TOOL], tool_choice: 'required' }),
+      anthropic: sent({ tools: [TOOL], tool_choice: { type: 'any' } }),
+      gemini: sent({ tools: GEMINI_TOOL, toolConfig: { functionCallingConfig: { mode: 'ANY' } } }),
+    },
+  },
+  {
+    name: 'tool_choice tool with disable_parallel_tool_use',
+    params: {
+      tools: [TOOL],
+      tool_choice: { type: 'tool', name: 'get_weather', disable_parallel_tool_use: true },
+    },
+    covers: ['tool_choice'],
+    expect: {
+      ...openais({
+        tools: [OPENAI_TOOL],
+        tool_choice: { type: 'function', function: { name: 'get_weather' } },
+        parallel_tool_calls: false,
+      }),
+      anthropic: sent({
+        tools: [TOOL],
+        tool_choice: { type: 'tool', name: 'get_weather', disable_parallel_tool_use: true },
+      }),
+      gemini: refused('parallel_tool_calls'),
+    },
+  },
+  {
+    name: 'thinking enabled (as an effort level where a provider takes one)',
+    params: { thinking: { type: 'enabled', budget_tokens: 2048 } },
+    covers: ['thinking'],
+    expect: {
+      ...openais({ reasoning_effort: 'low' }),
+      anthropic: refused('reasoning_effort'),
+      gemini: gen({ thinkingConfig: { thinkingBudget: 1024 } }),
+    },
+  },
+  {
+    name: 'thinking disabled (the default everywhere)',
+    params: { thinking: { type: 'disabled' } },
+    covers: ['thinking'],
+    expect: { ...openais({}), anthropic: sent(), gemini: sent() },
+  },
+  {
+    name: 'output_config.effort low',
+    params: { output_config: { effort: 'low' } },
+    covers: ['output_config'],
+    expect: {
+      ...openais({ reasoning_effort: 'low' }),
+      anthropic: refused('reasoning_effort'),
+      gemini: gen({ thinkingConfig: { thinkingBudget: 1024 } }),
+    },
+  },
+  {
+    name: "Claude Code's defaults ask for nothing: effort high (Claude's default), adaptive thinking, clearing thinking",
+    params: {
+      output_config: { effort: 'high' },
+      thinking: { type: 'adaptive' },
+      context_management: { edits: [{ type: 'clear_thinking_20251015', keep: 'all' }] },
+    },
+    covers: ['output_config', 'thinking', 'context_management'],
+    expect: { ...openais({}), anthropic: sent(), gemini: sent() },
+  },
+  {
+    name: 'a system turn mid-conversation',
+    params: {
+      messages: [
+        { role: 'user', content: 'hi' },
+        { role: 'system', content: 'Agent types: a, b.' },
+      ],
+    },
+    covers: ['messages'],
+    expect: {
+      ...openais({ messages: [...USER, { role: 'system', content: 'Agent types: a, b.' }] }),
+      anthropic: sent({ system: 'Agent types: a, b.' }),
+      gemini: sent({ systemInstruction: { parts: [{ text: 'Agent types: a, b.' }] } }),
+    },
+  },
+  {
+    name: 'service_tier standard_only',
+    params: { service_tier: 'standard_only' },
+    covers: ['service_tier'],
+    expect: {
+      openai: sent({ service_tier: 'default' }),
+      azure: sent({ service_tier: 'default' }),
+      compat: refused('service_tier'),
+      anthropic: sent({ service_tier: 'standard_only' }),
+      gemini: sent(),
+    },
+  },
+];
+const COVERED_BELOW = ['stream'];
+
+describe('every parameter of the Messages schema is accounted for', () => {
+  it('each key is mapped or refused, never both, and each mapped key has a case', () => {
+    const keys = Object.keys(messagesBody.shape);
+    const mapped = new Set<string>(MESSAGES_MAPPED);
+    const refusedSet = new Set<string>(MESSAGES_REFUSED);
+    expect(keys.filter((k) => !mapped.has(k) && !refusedSet.has(k))).toEqual([]);
+    expect(keys.filter((k) => mapped.has(k) && refusedSet.has(k))).toEqual([]);
+    const covered = new Set([...CASES.flatMap((c) => c.covers), ...COVERED_BELOW]);
+    expect(MESSAGES_MAPPED.filter((p) => !covered.has(p))).toEqual([]);
+  });
+});
+
+interface ErrorBody {
+  type: 'error';
+  error: { type: string; message: string; param?: string; code?: string };
+}
+
+async function post(path: string, body: unknown, headers: Record<string, string> = {}) {
+  const res = await fetch(`${gw.url}${path}`, {
+    method: 'POST',
+    headers: {
+      'x-api-key': API_KEY,
+      'anthropic-version': '2023-06-01',
+      'content-type': 'application/json',
+      ...headers,
+    },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  });
+  const text = await res.text();
+  return { status: res.status, text, json: JSON.parse(text) as unknown };
+}
+const create = (t: Target, params: Record<string, unknown>) =>
+  post('/v1/messages', { model: TARGETS[t].workflow, max_tokens: 100, messages: USER, ...params });
+
+describe.each(CASES)('$name', (c) => {
+  it.each(ALL)('%s', async (t) => {
+    const want = c.expect[t];
+    const res = await create(t, c.params);
+    const upstream = sim.requests().filter((r) => r.provider === TARGETS[t].sim);
+    if ('refused' in want) {
+      expect(upstream).toEqual([]);
+      expect(res.status).toBe(502);
+      expect((res.json as ErrorBody).error).toMatchObject({ type: 'api_error' });
+      expect((res.json as ErrorBody).error.message).toContain(`"${want.refused}"`);
+      return;
+    }
+    expect(res.status, res.text).toBe(200);
+    expect(upstream).toHaveLength(1);
+    expect(upstream[0]!.body).toEqual({ ...baseBody(t), ...want.body });
+  });
+});
+
+describe('refused by the surface: 400 invalid_request_error naming it, nothing sent', () => {
+  const cases: [string, Record<string, unknown>][] = [
+    ['container', { container: 'c1' }],
+    ['output_config.effort', { output_config: { effort: 'max' } }],
+    ['mcp_servers', { mcp_servers: [{ type: 'url', url: 'https://x', name: 'x' }] }],
+    ['seed', { seed: 1 }],
+    ['metadata.session', { metadata: { session: 'x' } }],
+    ['tools[0].type', { tools: [{ type: 'web_search_20250305', name: 'web_search' }] }],
+    [
+      'messages[0].content[0].type',
+      { messages: [{ role: 'user', content: [{ type: 'document', source: {} }] }] },
+    ],
+  ];
+  it.each(cases)('%s', async (param, params) => {
+    const res = await create('anthropic', params);
+    expect(res.status, res.text).toBe(400);
+    expect(res.json).toMatchObject({ type: 'error', error: { type: 'invalid_request_error', param } });
+    expect(sim.requests()).toEqual([]);
+  });
+});
+
+describe('bad input: a 400 in Anthropic shape, never a 5xx', () => {
+  const TU = { type: 'tool_use', id: 'toolu_1', name: 'get_weather', input: { city: 'x' } };
+  const cases: [string, Record<string, unknown>, string][] = [
+    ['missing max_tokens', { max_tokens: undefined }, 'max_tokens'],
+    ['empty messages', { messages: [] }, 'messages'],
+    ['bad role', { messages: [{ role: 'tool', content: 'x' }] }, 'messages[0].role'],
+    [
+      'malformed block',
+      { messages: [{ role: 'user', content: [{ type: 'text' }] }] },
+      'messages[0].content[0].text',
+    ],
+    [
+      'tool_result without its tool_use',
+      {
+        messages: [
+          { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_x', content: 'y' }] },
+        ],
+      },
+      'messages[0].content[0].tool_use_id',
+    ],
+    [
+      'tool_use without its tool_result',
+      {
+        messages: [
+          { role: 'user', content: 'hi' },
+          { role: 'assistant', content: [TU] },
+          { role: 'user', content: 'next' },
+        ],
+      },
+      'messages[2]',
+    ],
+    ['temperature above 1', { temperature: 1.5 }, 'temperature'],
+    [
+      'context editing other than clearing thinking',
+      { context_management: { edits: [{ type: 'clear_tool_uses_20250919' }] } },
+      'context_management.edits[0].type',
+    ],
+    ['forced tool without tools', { tool_choice: { type: 'any' } }, 'tool_choice'],
+  ];
+  it.each(cases)('%s', async (_name, params, param) => {
+    const res = await create('anthropic', params);
+    expect(res.status, res.text).toBe(400);
+    expect(res.json).toMatchObject({ type: 'error', error: { type: 'invalid_request_error', param } });
+    expect(sim.requests()).toEqual([]);
+  });
+
+  it('a body that is not JSON', async () => {
+    const res = await post('/v1/messages', '{"model":');
+    expect(res.status).toBe(400);
+    expect(res.json).toMatchObject({ type: 'error', error: { type: 'invalid_request_error' } });
+  });
+
+  it('an unknown path under /v1/messages is a not_found_error', async () => {
+    const res = await post('/v1/messages/batches', {});
+    expect(res.status).toBe(404);
+    expect(res.json).toMatchObject({ type: 'error', error: { type: 'not_found_error' } });
+  });
+
+  it('Claude Code request shape: ?beta=true and anthropic-beta headers are accepted', async () => {
+    const res = await post(
+      '/v1/messages?beta=true',
+      { model: 'p-anthropic', max_tokens: 100, messages: USER },
+      { 'anthropic-beta': 'claude-code-20250219,interleaved-thinking-2025-05-14' },
+    );
+    expect(res.status, res.text).toBe(200);
+  });
+});
+
+describe('the answer direction: each provider type answers in Anthropic blocks', () => {
+  const sdk = () => new Anthropic({ baseURL: gw.url, apiKey: API_KEY, maxRetries: 0, timeout: 15_000 });
+
+  it.each(ALL)('%s: tool_use block, stop_reason tool_use, usage', async (t) => {
+    const m = await sdk().messages.create({
+      model: TARGETS[t].workflow,
+      max_tokens: 200,
+      tools: [TOOL as Anthropic.Tool],
+      tool_choice: { type: 'any' },
+      messages: [{ role: 'user', content: 'Weather in Lima?' }],
+    });
+    expect(m.stop_reason).toBe('tool_use');
+    const use = m.content.find((b) => b.type === 'tool_use');
+    expect(use?.type === 'tool_use' && typeof (use.input as { city?: unknown }).city).toBe('string');
+    expect(m.usage.input_tokens).toBeGreaterThan(0);
+  });
+
+  it.each(ALL)('%s: streamed tool_use the SDK assembles', async (t) => {
+    const m = await sdk()
+      .messages.stream({
+        model: TARGETS[t].workflow,
+        max_tokens: 200,
+        tools: [TOOL as Anthropic.Tool],
+        tool_choice: { type: 'any' },
+        messages: [{ role: 'user', content: 'Weather in Quito?' }],
+      })
+      .finalMessage();
+    expect(m.stop_reason).toBe('tool_use');
+    const use = m.content.find((b) => b.type === 'tool_use');
+    expect(use?.type === 'tool_use' && typeof (use.input as { city?: unknown }).city).toBe('string');
+    // The generic OpenAI-compatible dialect is not sent stream_options, so its stream reports no usage.
+    if (t !== 'compat') expect(m.usage.output_tokens).toBeGreaterThan(0);
+  });
+
+  it.each(ALL)('%s: max_tokens reached is stop_reason max_tokens', async (t) => {
+    const m = await sdk().messages.create({
+      model: TARGETS[t].workflow,
+      max_tokens: 1,
+      messages: [{ role: 'user', content: 'x'.repeat(400) }],
+    });
+    expect(m.stop_reason).toBe('max_tokens');
+  });
+
+  it.each(ALL)('%s: an image block reaches the provider as an image', async (t) => {
+    const png =
+      'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==';
+    const res = await post('/v1/messages', {
+      model: `v${TARGETS[t].workflow}`,
+      max_tokens: 100,
+      messages: [
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: 'What is this?' },
+            { type: 'image', source: { type: 'base64', media_type: 'image/png', data: png } },
+          ],
+        },
+      ],
+    });
+    expect(res.status, res.text).toBe(200);
+    const upstream = sim.requests().filter((r) => r.provider === TARGETS[t].sim);
+    expect(JSON.stringify(upstream[0]!.body)).toContain(png);
+    // A chat workflow refuses images: a vision workflow is the one that takes them.
+    const image = { type: 'image', source: { type: 'base64', media_type: 'image/png', data: png } };
+    const chat = await create(t, { messages: [{ role: 'user', content: [image] }] });
+    expect(chat.status).toBe(400);
+    expect(chat.json).toMatchObject({ type: 'error', error: { type: 'invalid_request_error' } });
+  });
+});
