@@ -112,7 +112,12 @@ export function createGateway(store: SnapshotStore, opts: GatewayOptions = {}): 
     logger,
     now,
     thresholds: {
-      log: (projectId, logCap, log) => state.write({ projectId, logCap, log }),
+      log: (projectId, log) =>
+        state.write({
+          projectId,
+          log,
+          logCap: store.current?.projects.get(projectId)?.config.requestLogs.maxEntries ?? 100_000,
+        }),
       emit: (projectId, payload, id) => void webhooks.emitFor(projectId, 'budget.threshold', payload, id),
     },
   });
@@ -216,6 +221,8 @@ export function createGateway(store: SnapshotStore, opts: GatewayOptions = {}): 
       await jobs.close();
       // Session turns appended after their answers (and summaries under way) finish first, bounded.
       await sessions.workDone(10_000);
+      // Leases go back (what still runs stays committed) before the state closes.
+      await limits.close();
       await stores.cache.close();
       await stores.sessions.close();
       // Settled requests are written before the process goes (close waits a bounded time for them).

@@ -63,7 +63,11 @@ describe('reservations are settled or given back', () => {
   const start = () => periodWindow('daily', new Date()).start;
   const projectKey = () => SPEND_KEYS.project(PROJECT_ID, 'daily', start());
   const slotKey = () => SPEND_KEYS.slot(PROJECT_ID, 'metered-chat', 'primary', 'daily', start());
-  const held = async (key: string) => Number((await reader.hget(`${key}:r`, '_sum')) ?? 0);
+  /** What requests in flight hold on a cap: every pod's commitment (its leases may hold more, unused). */
+  const held = async (key: string) =>
+    Object.entries(await reader.hgetall(`${key}:r`))
+      .filter(([f]) => f.startsWith('c:'))
+      .reduce((n, [, v]) => n + Number(v), 0);
   const spent = async (key: string) => Number((await reader.get(key)) ?? 0);
   const settled = async () => {
     await gw.gateway.state.flush();
