@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Logger } from 'pino';
-import type { Registry } from 'prom-client';
+import { Gauge, type Registry } from 'prom-client';
 import { limited, requestLimits } from '../limits/rates.ts';
 import type { Exchange } from '../pipeline/exchange.ts';
 import type { Feature, FeatureRun, RunEnd } from '../pipeline/feature.ts';
@@ -82,6 +82,18 @@ export function limitsAndCaps(deps: LimitsAndCapsDeps): LimitsAndCaps {
     logger: deps.logger,
     ttlMs: deps.leaseTtlMs ?? envTtl(),
     onAnswer: (projectId, caps, result) => reporter.answered(projectId, caps, result),
+  });
+  // Read at scrape time: money this pod's running requests hold, at no cost per request.
+  new Gauge({
+    name: 'switchyard_spend_in_flight_usd',
+    help: "Estimated cost of this gateway's requests in flight, per SpendCap (USD, at list price).",
+    labelNames: ['project', 'cap'] as const,
+    registers: [deps.registry],
+    collect() {
+      this.reset();
+      for (const l of leases.caps())
+        this.set({ project: l.projectId, cap: l.rule.config.id }, l.inflight / 1_000_000);
+    },
   });
   const ctx: SpendContext = {
     leases,

@@ -1,14 +1,6 @@
 import type { Logger } from 'pino';
 import type { CapRule } from './rules.ts';
-import {
-  type CapOp,
-  type CapRef,
-  type GuardStore,
-  KEEP,
-  type LeaseResult,
-  type RateOp,
-  type RateRef,
-} from './store.ts';
+import { type CapOp, type GuardStore, KEEP, type LeaseResult, type RateOp, type RateRef } from './store.ts';
 import type { CapInPeriod } from './thresholds.ts';
 
 /** A pod's lease on one cap: what the store holds for it, and what its requests do with it. */
@@ -22,6 +14,13 @@ export interface CapLease {
   inflight: number;
   /** What finished requests cost, not yet reported. */
   used: number;
+  /**
+   * What the store counts as spent should this pod die: its requests in flight and what finished
+   * unreported, plus room for a few more, so the next ones need no call. Never below what runs.
+   */
+  committed: number;
+  /** The estimate of the last request admitted on it (the unit of the room committed ahead). */
+  lastNeed: number;
   /** While a call that may shrink the lease is under way: the most it can be assumed to hold. */
   ceiling: number;
   /**
@@ -93,6 +92,7 @@ interface Project {
   releasing: boolean;
   calling: boolean;
   scheduled: boolean;
+  reportTimer?: NodeJS.Timeout | undefined;
 }
 
 export interface LeasesOptions {
@@ -108,7 +108,11 @@ export interface LeasesOptions {
 }
 
 /** µUSD of caps, and units of limits, a lease asks for beyond the request that needs it. */
-const CAP_WANT_REQUESTS = 32;
+const CAP_WANT_REQUESTS = 256;
+/** Requests' worth a lease commits ahead of its requests, so a pod admits them without a call. */
+const COMMIT_AHEAD_REQUESTS = 8;
+/** How soon what finished requests cost reaches the store's spent counter when nothing else calls. */
+const REPORT_WITHIN_MS = 100;
 /** A rate lease asks for a second's worth of the limit (at least the request's units). */
 const RATE_WANT_MS = 1000;
 
@@ -159,6 +163,8 @@ export class Leases {
         granted: 0,
         inflight: 0,
         used: 0,
+        committed: 0,
+        lastNeed: 0,
         ceiling: Number.POSITIVE_INFINITY,
         tight: false,
         lastAdmitMs: 0,
@@ -189,6 +195,11 @@ export class Leases {
       p.rates.set(ref.key, l);
     }
     return l;
+  }
+
+  /** Every cap lease this pod holds. */
+  *caps(): Iterable<CapLease> {
+    for (const p of this.#projects.values()) yield* p.caps.values();
   }
 
   /** µUSD of a cap lease a request may still take without calling the store. */
@@ -238,12 +249,17 @@ export class Leases {
           n.lease.inflight += n.micros;
         }
     }
+    let beyond = false;
     for (const n of needs.caps) {
-      if (!claimed.has(n.lease)) n.lease.inflight += n.micros;
-      n.lease.lastAdmitMs = now;
+      const l = n.lease;
+      if (!claimed.has(l)) l.inflight += n.micros;
+      l.lastAdmitMs = now;
+      l.lastNeed = n.micros;
+      if (l.inflight + l.used > l.committed) beyond = true;
     }
-    // What runs now is committed: the store learns it within this turn (a pod killed later counts it).
-    if (needs.caps.length) this.#dirty(projectId);
+    // More runs than the store counts for a dead pod: it learns within this turn (a pod killed after
+    // counts it). Within what was committed ahead, no call is needed.
+    if (beyond) this.#dirty(projectId);
     return { ok: true };
   }
 
@@ -252,7 +268,18 @@ export class Leases {
     lease.inflight -= estimate;
     lease.used += actual;
     lease.lastRequestId = requestId;
-    this.#dirty(lease.projectId);
+    this.#report(lease.projectId);
+  }
+
+  /** Spent catches up within REPORT_WITHIN_MS (a pod killed before counts it as committed). */
+  #report(projectId: string): void {
+    const p = this.#project(projectId);
+    if (p.reportTimer || this.#closed) return;
+    p.reportTimer = setTimeout(() => {
+      p.reportTimer = undefined;
+      this.#dirty(projectId);
+    }, REPORT_WITHIN_MS);
+    p.reportTimer.unref();
   }
 
   /**
@@ -281,6 +308,7 @@ export class Leases {
     this.#closed = true;
     clearInterval(this.#timer);
     for (const [id, p] of this.#projects) {
+      clearTimeout(p.reportTimer);
       this.#shrink(p, 0);
       await this.#call(id).catch((err: unknown) =>
         this.#o.logger.warn({
@@ -309,7 +337,9 @@ export class Leases {
           const rates = new Map<RateLease, { retryMs: number }>();
           const caps = new Map<CapLease, { refused: boolean; spent: number; claim: () => boolean }>();
           if (result && sent) {
-            sent.rates.forEach((s, i) => rates.set(s.lease, { retryMs: result.rates[i]!.retryMs }));
+            sent.rates.forEach((s, i) => {
+              rates.set(s.lease, { retryMs: result.rates[i]!.retryMs });
+            });
             sent.caps.forEach((s, i) => {
               const g = result.caps[i]!;
               // A tight grant is one request's: the first waiter to claim it has it.
@@ -398,8 +428,13 @@ export class Leases {
       const shrink = release && need === 0 && (this.#closed || l.lastAdmitMs < now - this.#o.ttlMs / 3);
       if (!need && !shrink && l.used === 0 && !l.inflight && l.granted === 0) continue;
       const want = need ? need * CAP_WANT_REQUESTS : shrink ? 0 : KEEP;
-      capOps.push({ cap: l.ref, used: l.used, committed: l.inflight, want, need });
+      // A report commits a few more requests' worth than runs, within what the lease holds; a call
+      // that asks for room commits exactly what runs (the store grants on top of it, near the cap too).
+      const ahead = need || shrink || l.tight || this.#closed ? 0 : COMMIT_AHEAD_REQUESTS * l.lastNeed;
+      const committed = Math.max(l.inflight, Math.min(Math.max(0, l.granted - l.used), l.inflight + ahead));
+      capOps.push({ cap: l.ref, used: l.used, committed, want, need });
       sent.caps.push({ lease: l, used: l.used, need, tightGrant: false });
+      l.committed = committed;
       if (shrink) l.ceiling = l.inflight;
     }
     // What is reported leaves the lease now, as the store will take it out: the lease stays exact
@@ -431,6 +466,8 @@ export class Leases {
         s.lease.used += s.used;
         s.lease.granted += s.used;
         s.lease.ceiling = Number.POSITIVE_INFINITY;
+        // The store may still count the earlier commitment, or this one: assume the smaller.
+        s.lease.committed = 0;
       }
       p.dirty = true;
       const unavailable = new LeasesUnavailableError(err);
@@ -465,6 +502,8 @@ export class Leases {
       }
       l.granted = g.held;
       l.ceiling = Number.POSITIVE_INFINITY;
+      // Requests admitted while the call was under way may run past what it committed.
+      if (l.inflight + l.used > l.committed) p.dirty = true;
       if (l.granted === 0 && l.inflight === 0 && l.used === 0) p.caps.delete(l.ref.key);
     });
     this.#o.onAnswer?.(

@@ -54,7 +54,9 @@ export class CapReporter {
 
   /** A lease call's answer for the caps it carried: their spend, and the thresholds it crossed. */
   answered(projectId: string, caps: readonly CapLease[], result: LeaseResult): void {
-    caps.forEach((l, i) => this.used(projectId, l.rule, result.caps[i]!.spent));
+    caps.forEach((l, i) => {
+      this.used(projectId, l.rule, result.caps[i]!.spent);
+    });
     for (const x of result.crossings) {
       const lease = caps[x.index];
       if (!lease) continue;
