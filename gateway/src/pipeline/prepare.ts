@@ -2,7 +2,7 @@ import { isStreamable, type RequestType, takesStructuredOutput } from '#contract
 import type { AuthContext } from '../auth/authenticate.ts';
 import { customerData } from '../domain/customer-data.ts';
 import { GatewayError } from '../errors/index.ts';
-import type { CanonicalRequest } from '../providers/types.ts';
+import type { CanonicalRequest, NativeRequest } from '../providers/types.ts';
 import { inferRequestType, toCanonical } from '../requests/canonical.ts';
 import type { NativeBody } from '../requests/native-schema.ts';
 import { resolveStructured, schemaName } from '../requests/structured.ts';
@@ -30,6 +30,8 @@ export interface PrepareOptions {
   compat?: { allowed: readonly RequestType[] } | undefined;
   /** Backend-pipeline workflows (eventName) run only as async jobs. */
   async: boolean;
+  /** The client's body in a provider's own API, carried on a chat request (see NativeRequest). */
+  native?: NativeRequest | undefined;
 }
 
 /** The one refusal of a backend-pipeline workflow outside the async endpoint, for every surface. */
@@ -109,6 +111,7 @@ export function prepare(auth: AuthContext, body: NativeBody, opts: PrepareOption
     requestType,
     systemInstructions: wf?.config.systemInstructions,
     structured,
+    native: opts.native,
   });
   const slots = wf ? wf.slots : route.kind === 'direct' ? [route.slot] : [];
   const primary = slots[0]!;
