@@ -317,6 +317,15 @@ export function promptMessages(body: Pick<CountTokensBody, 'messages' | 'system'
   return asMessages(prompt(body));
 }
 
+/**
+ * A session-memory workflow's session, continued by the `x-session-id` request header: the
+ * Messages body has no place of its own for it (metadata takes user_id only).
+ */
+function sessionOf(headers: IncomingHttpHeaders): Pick<NativeBody, 'session_id'> {
+  const id = headers['x-session-id'];
+  return typeof id === 'string' && id !== '' ? { session_id: id } : {};
+}
+
 /** A Messages request as the pipeline takes it: the canonical body, and the body as sent for Claude. */
 export interface MessagesRequest {
   body: NativeBody;
@@ -356,6 +365,7 @@ export function messagesRequest(
         ? { service_tier: body.service_tier === 'standard_only' ? 'default' : 'auto' }
         : {}),
       ...(body.stream ? { stream: true } : {}),
+      ...sessionOf(headers),
     },
     native: nativeMessages(raw, headers, { turns: p.turns.length, system: p.system }),
   };

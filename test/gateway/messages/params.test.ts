@@ -42,6 +42,8 @@ afterAll(async () => {
 beforeEach(() => sim.clearRequests());
 
 const USER = [{ role: 'user', content: 'hi' }];
+const PNG =
+  'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==';
 
 /** What each provider receives for `{model, max_tokens: 100, messages: [{role: user, content: hi}]}`. */
 function baseBody(t: Target): Record<string, unknown> {
@@ -466,6 +468,22 @@ describe('bad input: a 400 in Anthropic shape, never a 5xx', () => {
       'context_management.edits[0].type',
     ],
     ['forced tool without tools', { tool_choice: { type: 'any' } }, 'tool_choice'],
+    [
+      'a thinking block in a user turn',
+      { messages: [{ role: 'user', content: [{ type: 'thinking', thinking: 'x', signature: 's' }] }] },
+      'messages[0].content[0]',
+    ],
+    [
+      'a thinking block without its signature',
+      {
+        messages: [
+          { role: 'user', content: 'hi' },
+          { role: 'assistant', content: [{ type: 'thinking', thinking: 'x' }] },
+          { role: 'user', content: 'again' },
+        ],
+      },
+      'messages[1].content[0].signature',
+    ],
   ];
   it.each(cases)('%s', async (_name, params, param) => {
     const res = await create('anthropic', params);
@@ -530,6 +548,24 @@ describe('the answer direction: each provider type answers in Anthropic blocks',
     if (t !== 'compat') expect(m.usage.output_tokens).toBeGreaterThan(0);
   });
 
+  it.each(ALL)('%s: a stop sequence that fired is stop_sequence where the provider says so', async (t) => {
+    const m = await sdk().messages.create({
+      model: TARGETS[t].workflow,
+      max_tokens: 100,
+      stop_sequences: ['reply'],
+      messages: [{ role: 'user', content: 'hi' }],
+    });
+    const text = m.content[0]?.type === 'text' ? m.content[0].text : '';
+    expect(text).not.toContain('reply');
+    // Anthropic names the sequence; OpenAI's and Gemini's `stop` covers a natural end too.
+    const named = t === 'anthropic';
+    expect({ stop_reason: m.stop_reason, stop_sequence: m.stop_sequence }).toEqual(
+      named
+        ? { stop_reason: 'stop_sequence', stop_sequence: 'reply' }
+        : { stop_reason: 'end_turn', stop_sequence: null },
+    );
+  });
+
   it.each(ALL)('%s: max_tokens reached is stop_reason max_tokens', async (t) => {
     const m = await sdk().messages.create({
       model: TARGETS[t].workflow,
@@ -539,9 +575,48 @@ describe('the answer direction: each provider type answers in Anthropic blocks',
     expect(m.stop_reason).toBe('max_tokens');
   });
 
+  it.each(ALL)(
+    '%s: an image inside a tool_result reaches the provider (after the result elsewhere)',
+    async (t) => {
+      const image = { type: 'image', source: { type: 'base64', media_type: 'image/png', data: PNG } };
+      const result = {
+        type: 'tool_result',
+        tool_use_id: 'toolu_1',
+        content: [{ type: 'text', text: 'a map' }, image],
+      };
+      const messages = [
+        { role: 'user', content: 'Map of Oslo?' },
+        {
+          role: 'assistant',
+          content: [{ type: 'tool_use', id: 'toolu_1', name: 'get_weather', input: { city: 'Oslo' } }],
+        },
+        { role: 'user', content: [result] },
+      ];
+      const res = await post('/v1/messages', {
+        model: `v${TARGETS[t].workflow}`,
+        max_tokens: 100,
+        tools: [TOOL],
+        messages,
+      });
+      expect(res.status, res.text).toBe(200);
+      const body = sim.requests().filter((r) => r.provider === TARGETS[t].sim)[0]!.body as {
+        messages?: unknown[];
+      };
+      if (t === 'anthropic') expect(body.messages).toEqual(messages);
+      else if (t !== 'gemini')
+        expect(body.messages?.slice(-2)).toEqual([
+          { role: 'tool', tool_call_id: 'toolu_1', content: 'a map' },
+          {
+            role: 'user',
+            content: [{ type: 'image_url', image_url: { url: `data:image/png;base64,${PNG}` } }],
+          },
+        ]);
+      else expect(JSON.stringify(body)).toContain(PNG);
+    },
+  );
+
   it.each(ALL)('%s: an image block reaches the provider as an image', async (t) => {
-    const png =
-      'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==';
+    const png = PNG;
     const res = await post('/v1/messages', {
       model: `v${TARGETS[t].workflow}`,
       max_tokens: 100,
