@@ -443,6 +443,25 @@ describe('stop_sequence on translated providers', () => {
   });
 });
 
+describe('top_k on translated providers', () => {
+  it('Cohere takes it as k; Bedrock Converse has none and refuses it', async () => {
+    const ask = (model: string) =>
+      client().messages.create({
+        model,
+        max_tokens: 100,
+        messages: [{ role: 'user', content: 'hi' }],
+        ...({ top_k: 40 } as object),
+      });
+    await ask('cohere');
+    expect(sim.requests().find((r) => r.provider === 'cohere')?.body).toMatchObject({ k: 40 });
+    const err = await ask('bedrock').catch((e: unknown) => e);
+    expect((err as InstanceType<typeof Anthropic.APIError>).status).toBe(502);
+    const body = (err as InstanceType<typeof Anthropic.APIError>).error as { error: { message: string } };
+    expect(body.error.message).toContain('cannot honour the parameter "top_k"');
+    expect(sim.requests().filter((r) => r.provider === 'bedrock')).toEqual([]);
+  });
+});
+
 describe('failover and the cache stay canonical', () => {
   it('anthropic fails, openai answers the translated request, sync and streamed', async () => {
     const params = {
