@@ -7,6 +7,7 @@ import { inferRequestType, toCanonical } from '../requests/canonical.ts';
 import type { NativeBody } from '../requests/native-schema.ts';
 import { resolveStructured, schemaName } from '../requests/structured.ts';
 import type { ExecutionPlan } from '../routing/plan.ts';
+import { speaksDialect } from '../routing/plan.ts';
 import { resolveRoute } from '../routing/resolve.ts';
 import type { RuntimeWorkflow } from '../snapshot/runtime.ts';
 import { assertCompilable, SchemaCompileError } from '../structured/validate.ts';
@@ -106,21 +107,24 @@ export function prepare(auth: AuthContext, body: NativeBody, opts: PrepareOption
       throw err;
     }
   }
+  const slots = wf ? wf.slots : route.kind === 'direct' ? [route.slot] : [];
+  const primary = slots[0]!;
+  const testMode = wf?.config.testMode ?? false;
+  // Carried only to a chain with a slot that speaks it: elsewhere it would only weigh on the cache key.
+  const native = opts.native && speaksDialect(testMode, slots, opts.native.dialect) ? opts.native : undefined;
   const request = toCanonical(body, {
     subject,
     requestType,
     systemInstructions: wf?.config.systemInstructions,
     structured,
-    native: opts.native,
+    native,
   });
-  const slots = wf ? wf.slots : route.kind === 'direct' ? [route.slot] : [];
-  const primary = slots[0]!;
   return {
     plan: {
       workflow: wf,
       requestType,
       slots,
-      testMode: wf?.config.testMode ?? false,
+      testMode,
       structured: structured.kind === 'schema' ? structured.output : undefined,
       json: structured.kind === 'json',
     },

@@ -285,6 +285,8 @@ export interface ProviderAdapter {
   warm?(): Promise<void>;
   supports(kind: RequestKind): boolean; // what this provider can serve at all
   supportsNativeStructuredOutput: boolean;
+  /** Whether this adapter sends a NativeRequest of `dialect` to `target` as written (else it translates). */
+  speaks?(dialect: NativeDialect, target: UpstreamTarget): boolean;
   call(target: UpstreamTarget, req: CanonicalRequest, ctx: CallContext): Promise<CanonicalResult>;
   stream(
     target: UpstreamTarget,

@@ -73,6 +73,7 @@ beforeAll(async () => {
     }),
     workflow('claude-cached', { provider: 'claude', model: CLAUDE, responseCache: { ttlSeconds: 600 } }),
     workflow('gpt', { provider: 'oai', model: 'gpt-4o-mini' }),
+    workflow('gpt-cached', { provider: 'oai', model: 'gpt-4o-mini', responseCache: { ttlSeconds: 600 } }),
     workflow('gem', { provider: 'gem', model: 'gemini-2.5-flash' }),
     workflow('bedrock', { provider: 'bed', model: 'anthropic.claude-3-5-haiku-20241022-v1:0' }),
     workflow('cohere', { provider: 'coh', model: 'command-a-03-2025' }),
@@ -509,6 +510,34 @@ describe('failover and the cache stay canonical', () => {
     const replay = await client().messages.stream(params).finalMessage();
     expect(replay.content).toEqual([miss.data.content[1]]);
     expect(received()).toHaveLength(1);
+  });
+});
+
+describe('no slot speaks Messages: the body as written is not carried', () => {
+  it('a Messages request and the same chat completion share one cache entry', async () => {
+    const m = await client()
+      .messages.create({
+        model: 'gpt-cached',
+        max_tokens: 100,
+        system: SYSTEM,
+        messages: [{ role: 'user', content: 'shared entry' }],
+      })
+      .withResponse();
+    expect(m.response.headers.get('x-service-cache')).toBe('miss');
+    const res = await fetch(`${gw.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${API_KEY}`, 'content-type': 'application/json' },
+      body: JSON.stringify({
+        model: 'gpt-cached',
+        max_tokens: 100,
+        messages: [
+          { role: 'system', content: 'You are a weather assistant.\n\nUse the tool for every city.' },
+          { role: 'user', content: 'shared entry' },
+        ],
+      }),
+    });
+    expect(res.headers.get('x-service-cache')).toBe('hit');
+    expect(sim.requests()).toHaveLength(1);
   });
 });
 

@@ -55,6 +55,7 @@ export const anthropicAdapter: ProviderAdapter = {
   // No JSON-schema mode: the schema is put in the system prompt and the gateway validates the answer.
   supportsNativeStructuredOutput: false,
   supports: (kind) => KINDS.has(kind),
+  speaks: (dialect) => dialect === 'anthropic-messages',
 
   async call(target: UpstreamTarget, req: CanonicalRequest, ctx: CallContext): Promise<CanonicalResult> {
     check(req.kind);

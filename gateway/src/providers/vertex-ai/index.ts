@@ -166,6 +166,7 @@ export const vertexAdapter: ProviderAdapter = {
   // Gemini models take the schema natively; Claude models get it as an instruction (see anthropicBody).
   supportsNativeStructuredOutput: true,
   supports: (kind) => KINDS.has(kind),
+  speaks: (dialect, target) => dialect === 'anthropic-messages' && publisherOf(target.model) === 'anthropic',
 
   async call(target: UpstreamTarget, req: CanonicalRequest, ctx: CallContext): Promise<CanonicalResult> {
     check(target, req.kind);
