@@ -71,6 +71,7 @@ beforeAll(async () => {
       model: 'fail-503',
       backups: [{ provider: 'oai', model: 'gpt-4o-mini' }],
     }),
+    workflow('claude-cut', { provider: 'claude', model: 'cut-2' }),
     workflow('claude-cached', { provider: 'claude', model: CLAUDE, responseCache: { ttlSeconds: 600 } }),
     workflow('gpt', { provider: 'oai', model: 'gpt-4o-mini' }),
     workflow('gpt-cached', { provider: 'oai', model: 'gpt-4o-mini', responseCache: { ttlSeconds: 600 } }),
@@ -384,6 +385,37 @@ describe("the client gets Claude's answer as Claude sent it", () => {
       ],
     });
     expect(next.stop_reason).toBe('end_turn');
+  });
+
+  it("a stream Claude cuts mid-way ends with an error event, never Claude's message_stop", async () => {
+    const stream = client().messages.stream({
+      model: 'claude-cut',
+      max_tokens: 2048,
+      thinking: { type: 'enabled', budget_tokens: 1024 },
+      messages: [{ role: 'user', content: 'cut me' }],
+    });
+    const types: string[] = [];
+    stream.on('streamEvent', (e) => types.push(e.type));
+    const err = await stream.finalMessage().catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(Anthropic.APIError);
+    expect(String((err as Error).message)).toContain('api_error');
+    expect(types[0]).toBe('message_start');
+    expect(types).not.toContain('message_stop');
+  });
+
+  it("a stream the gateway fails at its end (off the schema) ends with an error, Claude's closing events held back", async () => {
+    const stream = client().messages.stream({
+      model: 'claude-schema',
+      max_tokens: 200,
+      messages: [{ role: 'user', content: 'Weather in Lima?' }],
+    });
+    const types: string[] = [];
+    stream.on('streamEvent', (e) => types.push(e.type));
+    const err = await stream.finalMessage().catch((e: unknown) => e);
+    expect(String((err as Error).message)).toContain('not valid JSON');
+    expect(types).toContain('content_block_stop');
+    expect(types).not.toContain('message_delta');
+    expect(types).not.toContain('message_stop');
   });
 
   it.each([false, true])('stop_sequence with its sequence (stream: %s)', async (streamed) => {
