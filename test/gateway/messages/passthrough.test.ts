@@ -354,6 +354,26 @@ describe('what the workflow adds is merged into the native body', () => {
   });
 });
 
+describe('x-session-id refusals, in Anthropic shape, before any provider call', () => {
+  it.each([
+    ['a workflow without session memory', 'claude', '0f8fad5b-d9cb-469f-a165-70867728950e', 400],
+    ['an unknown session', 'claude-session', '0f8fad5b-d9cb-469f-a165-70867728950e', 422],
+  ])('%s', async (_name, model, id, status) => {
+    const err = await client()
+      .messages.create(
+        { model, max_tokens: 50, messages: [{ role: 'user', content: 'x' }] },
+        { headers: { 'x-session-id': id } },
+      )
+      .catch((e: unknown) => e);
+    expect((err as InstanceType<typeof Anthropic.APIError>).status).toBe(status);
+    expect((err as InstanceType<typeof Anthropic.APIError>).error).toMatchObject({
+      type: 'error',
+      error: { type: 'invalid_request_error', param: 'session_id' },
+    });
+    expect(sim.requests()).toEqual([]);
+  });
+});
+
 describe("the client gets Claude's answer as Claude sent it", () => {
   it("a stream passes Claude's events (model replaced) and the SDK assembles thinking and text", async () => {
     const stream = client().messages.stream({
