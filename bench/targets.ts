@@ -133,11 +133,14 @@ export async function passthroughTarget(sims: Sim[]): Promise<Target> {
   );
 }
 
-const workflowName = (sim: Sim) => `bench-chat-d${sim.delayMs}`;
-const cachedWorkflowName = (sim: Sim) => `bench-cached-d${sim.delayMs}`;
+const workflowName = (sim: Pick<Sim, 'delayMs'>) => `bench-chat-d${sim.delayMs}`;
+const cachedWorkflowName = (sim: Pick<Sim, 'delayMs'>) => `bench-cached-d${sim.delayMs}`;
 
-/** One Provider, one live Workflow, its cached twin and a primary-slot cap per simulator. */
-function perSimulator(sims: Sim[]): string {
+/**
+ * One Provider, one live Workflow (`bench-chat-d<delay>`), its cached twin and a primary-slot cap
+ * per simulator: the workflows the rows measure (test/bench counts Redis calls on the same one).
+ */
+export function perSimulator(sims: readonly Pick<Sim, 'delayMs' | 'origin'>[]): string {
   const docs = sims.flatMap((sim) => [
     `apiVersion: switchyard.dev/v1alpha1
 kind: Provider
