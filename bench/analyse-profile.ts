@@ -65,7 +65,9 @@ for (const [id, us] of selfUs) {
   const key = `${cf.functionName || '(anonymous)'}  ${where}:${cf.lineNumber + 1}`;
   fn.set(key, (fn.get(key) ?? 0) + us);
   files.set(where, (files.get(where) ?? 0) + us);
-  groups.set(pkg(cf.url), (groups.get(pkg(cf.url)) ?? 0) + us);
+  // V8's own entries ((idle), (garbage collector), (program)) apart from native code of functions.
+  const group = cf.url ? pkg(cf.url) : cf.functionName.startsWith('(') ? cf.functionName : '(native)';
+  groups.set(group, (groups.get(group) ?? 0) + us);
 }
 const requests = values.requests ? Number(values.requests) : undefined;
 const print = (title: string, m: Map<string, number>) => {
