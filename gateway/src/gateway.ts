@@ -18,7 +18,6 @@ import { limitsAndCaps } from './spend/feature.ts';
 import { createRuntimeState } from './state/index.ts';
 import type { RuntimeState } from './state/types.ts';
 import { createStores } from './stores.ts';
-import { warmTokenizer } from './tokens/count.ts';
 import { closeUpstreamPools } from './upstream/http.ts';
 import { WebhookDispatcher } from './webhooks/dispatcher.ts';
 
@@ -35,16 +34,6 @@ export interface Gateway {
   sessionWorkDone(maxWaitMs?: number): Promise<void>;
   /** Graceful stop: refuse new work, let in-flight requests and streams finish, then close. */
   close(graceMs?: number): Promise<void>;
-}
-
-/** Spend caps, token rate limits and session memory estimate tokens before the provider answers. */
-function needsTokenCounts(rt: Runtime): boolean {
-  for (const key of rt.keys.values()) if (key.rateLimit?.tokensPerMinute) return true;
-  for (const p of rt.projects.values()) {
-    if (p.config.spendCaps.length > 0 || p.config.rateLimit?.tokensPerMinute) return true;
-    for (const wf of p.workflows.values()) if (wf.config.sessionMemory.enabled) return true;
-  }
-  return false;
 }
 
 /**
@@ -177,15 +166,7 @@ export function createGateway(store: SnapshotStore, opts: GatewayOptions = {}): 
   jobs.start(app.server);
   const ops = buildOpsApp(store, metrics, () => closing);
   if (store.current) metrics.setSnapshot(store.current.version);
-  // The tokenizer loads in the background when a snapshot needs token counts; a starting gateway
-  // waits for it before it takes traffic, so its first estimates are exact.
-  let tokenizer: Promise<void> | undefined;
-  const installed = (rt: Runtime) => {
-    if (needsTokenCounts(rt)) tokenizer ??= warmTokenizer();
-  };
-  if (store.current) installed(store.current);
   store.onChange((rt) => {
-    installed(rt);
     metrics.setSnapshot(rt.version);
     logger.info({
       msg: 'snapshot installed',
@@ -204,7 +185,6 @@ export function createGateway(store: SnapshotStore, opts: GatewayOptions = {}): 
     webhooks,
     sessionWorkDone: (maxWaitMs) => sessions.workDone(maxWaitMs),
     async listen(host, port, metricsPort) {
-      await tokenizer;
       const url = await app.listen({ host, port });
       const metricsUrl = await ops.listen({ host, port: metricsPort });
       return { url, metricsUrl };

@@ -1,7 +1,6 @@
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningRedis, startRedis } from '#devkit/redis';
-import { warmTokenizer } from '#gateway/tokens/count';
 import { type ErrBody, type Wrapped as NativeWrapped, parseSse, post } from '../gateway/native/helpers.ts';
 import { type RunningGateway, startGateway } from '../harness/gateway.ts';
 import { API_KEY, apiKey, baseConfig, OTHER_KEY, project, workflow } from '../harness/manifests.ts';
@@ -94,8 +93,6 @@ for (const backend of ['memory', 'redis'] as const) {
       }));
 
     beforeAll(async () => {
-      // What a gateway with session workflows does at start-up (about 1 s of CPU), not mid-test.
-      await warmTokenizer();
       sim = await startSimulator();
       if (backend === 'redis') redis = await startRedis();
       const url = redis?.url;

@@ -21,7 +21,6 @@ import { SnapshotStore } from '#gateway/snapshot/store';
 import { limitsAndCaps } from '#gateway/spend/feature';
 import { MemoryGuardStore } from '#gateway/spend/memory-store';
 import { capRef, capsOf } from '#gateway/spend/rules';
-import { warmTokenizer } from '#gateway/tokens/count';
 import { loadInto } from '../../embedded/config-source.ts';
 import { apiKey, NS, project } from '../harness/manifests.ts';
 import { type Simulator, startSimulator } from '../simulator/index.ts';
@@ -143,7 +142,6 @@ describe('feature composition (memory stores, provider simulator)', () => {
   const now = () => clock;
 
   beforeAll(async () => {
-    await warmTokenizer();
     sim = await startSimulator();
     ({ runtime, dir } = await compile(manifests(sim.url)));
   });

@@ -11,7 +11,7 @@ import { parseBody } from '../requests/zod-error.ts';
 import { compatResult } from '../responses/encode-compat.ts';
 import { messageObject } from '../responses/encode-messages.ts';
 import { writeMessagesStream } from '../responses/messages-sse.ts';
-import { countMessageTokens } from '../tokens/count.ts';
+import { countMessageTokens, exactMessageTokens } from '../tokens/count.ts';
 import { authOf, serve } from './context.ts';
 
 const CHAT_TYPES = ['chat', 'vision'] as const;
@@ -84,7 +84,8 @@ export function messagesRoutes(app: FastifyInstance, pipeline: Pipeline): void {
     const toolText = JSON.stringify(body.tools ?? []);
     return {
       input_tokens:
-        countMessageTokens(messages, type) + (body.tools?.length ? Math.ceil(toolText.length / 4) : 0),
+        (await exactMessageTokens(messages, type)) +
+        (body.tools?.length ? Math.ceil(toolText.length / 4) : 0),
     };
   };
 
