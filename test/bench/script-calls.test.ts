@@ -14,9 +14,13 @@ import { type Simulator, startSimulator } from '../simulator/index.ts';
 
 const KEY = 'sy_live_BenchmarkKeyOnlyForLoopback01';
 const REQUESTS = 200;
-const CONCURRENCY = 10;
-/** Script calls per request the code reaches now: admission, the spend/limit settle, the log + usage write. */
-const SCRIPT_CALLS_BOUND = 3;
+/**
+ * Admission runs on the pod's leases (no call); what a turn's requests log goes out as one write per
+ * project, and the leases report what they cost every 100 ms or so. Under load that is well under one
+ * script call per request; one request at a time, each turn holds one request: its write, plus a
+ * few hundredths for the leases' reports and renewals.
+ */
+const SCRIPT_CALLS_BOUND: Record<number, number> = { 1: 1.1, 10: 1 };
 
 function commandstats(info: string): Map<string, number> {
   const calls = new Map<string, number>();
@@ -53,7 +57,7 @@ describe('Redis calls per request on the bench workflow', () => {
     return res.status;
   };
 
-  it(`${REQUESTS} requests: script calls per request ≤ ${SCRIPT_CALLS_BOUND}`, async () => {
+  const measure = async (concurrency: number) => {
     for (let i = 0; i < 5; i++) expect(await ask()).toBe(200); // scripts loaded, connections warm
     // Writes of the warm-up requests land before the count starts.
     await new Promise((r) => setTimeout(r, 300));
@@ -61,7 +65,7 @@ describe('Redis calls per request on the bench workflow', () => {
     let next = 0;
     const statuses: number[] = [];
     await Promise.all(
-      Array.from({ length: CONCURRENCY }, async () => {
+      Array.from({ length: concurrency }, async () => {
         while (next < REQUESTS) {
           next++;
           statuses.push(await ask());
@@ -81,10 +85,17 @@ describe('Redis calls per request on the bench workflow', () => {
     const all = [...calls.values()].reduce((a, b) => a + b, 0);
     const top = [...calls].sort((a, b) => b[1] - a[1]).map(([c, n]) => `${c} ${(n / REQUESTS).toFixed(2)}`);
     console.log(
-      `redis calls on the bench workflow: ${REQUESTS} requests (${CONCURRENCY} at a time): script calls per request ${(scripts / REQUESTS).toFixed(2)}, commands executed per request, those inside the scripts included, ${(all / REQUESTS).toFixed(2)} [${top.join(', ')}]`,
+      `redis calls on the bench workflow: ${REQUESTS} requests (${concurrency} at a time): script calls per request ${(scripts / REQUESTS).toFixed(2)}, commands executed per request, those inside the scripts included, ${(all / REQUESTS).toFixed(2)} [${top.join(', ')}]`,
     );
     expect(statuses.filter((s) => s === 200)).toHaveLength(REQUESTS);
     expect(scripts).toBeGreaterThan(0);
-    expect(scripts / REQUESTS).toBeLessThanOrEqual(SCRIPT_CALLS_BOUND);
-  }, 60_000);
+    expect(scripts / REQUESTS).toBeLessThanOrEqual(SCRIPT_CALLS_BOUND[concurrency]!);
+  };
+
+  for (const concurrency of [1, 10])
+    it(
+      `${REQUESTS} requests, ${concurrency} at a time: script calls per request ≤ ${SCRIPT_CALLS_BOUND}`,
+      () => measure(concurrency),
+      60_000,
+    );
 });
