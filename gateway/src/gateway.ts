@@ -6,15 +6,16 @@ import type { ConsoleBackend } from './console/backend.ts';
 import { buildStages } from './features.ts';
 import { buildGatewayApp } from './http/app.ts';
 import { buildOpsApp } from './http/ops-app.ts';
+import type { HttpLimits } from './http/server-limits.ts';
 import { GatewayMetrics } from './observability/metrics.ts';
 import type { PipelineStages } from './pipeline/stages.ts';
-import { sessionWorkDone } from './sessions/index.ts';
+import { ShutdownClock } from './shutdown.ts';
+import { closeWithin } from './shutdown-steps.ts';
 import type { Runtime } from './snapshot/runtime.ts';
 import type { SnapshotStore } from './snapshot/store.ts';
 import { createRuntimeState } from './state/index.ts';
 import type { RuntimeState } from './state/types.ts';
 import { warmTokenizer } from './tokens/count.ts';
-import { closeUpstreamPools } from './upstream/http.ts';
 
 export interface Gateway {
   app: FastifyInstance;
@@ -24,7 +25,10 @@ export interface Gateway {
   state: RuntimeState;
   /** Binds both ports; returns the bound addresses (port 0 picks free ports). */
   listen(host: string, port: number, metricsPort: number): Promise<{ url: string; metricsUrl: string }>;
-  /** Graceful stop: refuse new work, let in-flight requests and streams finish, then close. */
+  /**
+   * Graceful stop within `graceMs` whatever Redis is doing: refuse new work, let in-flight requests
+   * and streams finish, write what they settled, then close; what could not finish is logged.
+   */
   close(graceMs?: number): Promise<void>;
 }
 
@@ -50,6 +54,8 @@ export interface GatewayOptions {
   async?: Partial<AsyncConfig>;
   /** The console API's backend (cluster or config folder); the console API is off without one. */
   console?: ConsoleBackend;
+  /** Receive timeouts, connection cap, JSON depth, trusted proxies over the environment's (tests). */
+  http?: Partial<HttpLimits>;
 }
 
 export function createGateway(store: SnapshotStore, opts: GatewayOptions = {}): Gateway {
@@ -62,7 +68,16 @@ export function createGateway(store: SnapshotStore, opts: GatewayOptions = {}): 
   const now = opts.now ?? (() => Date.now());
   let closing = false;
   const stages = opts.stages ?? buildStages({ state, metrics, logger, now });
-  const app = buildGatewayApp({ store, metrics, logger, state, stages, now, console: opts.console });
+  const app = buildGatewayApp({
+    store,
+    metrics,
+    logger,
+    state,
+    stages,
+    now,
+    console: opts.console,
+    http: opts.http,
+  });
   // Async jobs, webhook deliveries and the WebSocket endpoint (async/feature.ts).
   const workers = startWorkers(
     { store, state, stages, metrics, logger, now, config: opts.async },
@@ -102,18 +117,7 @@ export function createGateway(store: SnapshotStore, opts: GatewayOptions = {}): 
     },
     async close(graceMs = 25_000) {
       closing = true;
-      await workers.drain();
-      const timer = setTimeout(() => app.server.closeAllConnections(), graceMs);
-      timer.unref();
-      await app.close();
-      clearTimeout(timer);
-      await ops.close();
-      await workers.close();
-      // Session turns appended after their answers (and summaries under way) finish first, bounded.
-      await sessionWorkDone(state, 10_000);
-      // Settled requests are written before the process goes (close waits a bounded time for them).
-      await state.close();
-      await closeUpstreamPools();
+      await closeWithin(new ShutdownClock(logger, graceMs), { app, ops, workers, state });
     },
   };
 }

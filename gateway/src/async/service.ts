@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Logger } from 'pino';
 import type { AuthContext } from '../auth/authenticate.ts';
-import { GatewayError } from '../errors/index.ts';
+import { GatewayError, InternalError } from '../errors/index.ts';
 import { describeRefusal } from '../pipeline/describe.ts';
 import type { Exchange } from '../pipeline/exchange.ts';
 import type { Outcome } from '../pipeline/outcome.ts';
@@ -72,6 +72,9 @@ export class AsyncService {
   }
 
   async accept(ex: Exchange, body: NativeBody, baseUrl: string): Promise<AsyncAck> {
+    // The body is what the job carries (BullMQ serialises it): serialised once before admission takes
+    // rate units and anything is written, so a body that cannot be stored leaves nothing behind.
+    JSON.stringify(body);
     const p = await admitAsync(this.#d.stages, ex, { body, mode: 'async' });
     const projectId = ex.auth.project.config.id;
     const channelId = randomUUID();
@@ -181,6 +184,8 @@ export class AsyncService {
         body = wrappedBody(ex, o);
       } catch (err) {
         if (!(err instanceof GatewayError)) throw err; // infrastructure: the job retries
+        if (err instanceof InternalError)
+          this.#d.logger.error({ msg: 'async: internal error', channel_id: job.channelId, err: err.cause });
         describeRefusal(ex.record, err);
         body = errorResult(ex, rec.doc, err.code, err.status, err.message);
       }

@@ -22,9 +22,17 @@ import type { RuntimeState } from '../state/types.ts';
 import { asyncRoutes } from './async-routes.ts';
 import { compatRoutes } from './compat-routes.ts';
 import './context.ts';
-import { sendError, surfaceOf } from './errors.ts';
+import { sendError, sendFrameworkError, surfaceOf } from './errors.ts';
+import { installJsonParsers } from './json-parser.ts';
 import { nativeRoutes } from './native-routes.ts';
 import { readRoutes } from './read-routes.ts';
+import {
+  type HttpLimits,
+  httpLimitsFromEnv,
+  installServerLimits,
+  MAX_PARAM_LENGTH,
+  serverOptions,
+} from './server-limits.ts';
 import { sessionRoutes } from './session-routes.ts';
 import { webhookRoutes } from './webhook-routes.ts';
 
@@ -38,6 +46,8 @@ export interface GatewayAppOptions {
   now: () => number;
   /** Where the console API writes workflows; the console routes answer 503 without one. */
   console?: ConsoleBackend | undefined;
+  /** Receive timeouts, connection cap, JSON depth, trusted proxies: over the environment's (tests). */
+  http?: Partial<HttpLimits> | undefined;
 }
 
 /** Every path is served under both /v1 and /api/v1 (DESIGN.md), so either SDK base URL works. */
@@ -46,7 +56,10 @@ export const API_PREFIXES = ['/v1', '/api/v1'] as const;
 export function buildGatewayApp(opts: GatewayAppOptions): FastifyInstance {
   const { store, metrics, logger, state, stages, now } = opts;
   const settleDeps = { metrics, state, now, infoEnabled: () => logger.isLevelEnabled('info') };
+  const limits = { ...httpLimitsFromEnv(), ...opts.http };
   const app = Fastify({
+    ...serverOptions(limits, metrics),
+    frameworkErrors: sendFrameworkError,
     loggerInstance: logger as FastifyBaseLogger,
     // Our own onResponse hook writes the one log line per request; fastify's two are switched off.
     logController: new LogController({ disableRequestLogging: true }),
@@ -55,20 +68,15 @@ export function buildGatewayApp(opts: GatewayAppOptions): FastifyInstance {
     requestIdHeader: false,
     return503OnClosing: true,
     forceCloseConnections: 'idle',
-    routerOptions: { ignoreTrailingSlash: true },
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: MAX_PARAM_LENGTH },
   });
   app.decorateRequest('auth', null);
   app.decorateRequest('record', null as never);
   app.decorateRequest('startedAt', 0);
   app.decorateRequest('accounted', false);
   void app.register(multipart, { attachFieldsToBody: false });
-  // `curl -d '{...}'` labels JSON as a form, and some clients send text/plain: read a JSON body under
-  // those labels too (with the same proto-poisoning checks) rather than refuse a plainly JSON request.
-  app.addContentTypeParser(
-    ['application/x-www-form-urlencoded', 'text/plain'],
-    { parseAs: 'string' },
-    app.getDefaultJsonParser('error', 'error'),
-  );
+  installJsonParsers(app, limits.maxJsonDepth);
+  installServerLimits(app, limits, metrics);
 
   /**
    * Settles a request exactly once (pipeline/settle.ts: metrics, log line, request log, usage) and

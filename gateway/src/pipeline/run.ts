@@ -90,6 +90,7 @@ export async function admitAsync(
 async function answer(stages: PipelineStages, ex: Exchange, p: Prepared): Promise<Outcome> {
   const outcome = await execute(p.plan, p.request, ex.signal);
   if (!outcome.ok) {
+    if (outcome.refusal) throw refused(stages, ex, p, outcome.refusal, outcome.attempts);
     describeFailure(ex.record, outcome.error, outcome.attempts);
     stages.completed(ex, p, { ok: false, usage: undefined });
     if (outcome.allSkipped) throw everySlotOverCap(ex, p, outcome.attempts);
@@ -112,6 +113,7 @@ async function answer(stages: PipelineStages, ex: Exchange, p: Prepared): Promis
 async function stream(stages: PipelineStages, ex: Exchange, p: Prepared): Promise<Outcome> {
   const opened = await openStream(p.plan, p.request as ChatRequest | CompletionRequest, ex.signal);
   if (!opened.ok) {
+    if (opened.refusal) throw refused(stages, ex, p, opened.refusal, opened.attempts);
     describeFailure(ex.record, opened.error, opened.attempts);
     stages.completed(ex, p, { ok: false, usage: undefined });
     if (opened.allSkipped) throw everySlotOverCap(ex, p, opened.attempts);
@@ -120,6 +122,22 @@ async function stream(stages: PipelineStages, ex: Exchange, p: Prepared): Promis
   // Before the encoder writes headers: they name the slot that answered.
   describeStreamStart(ex.record, opened.slot, opened.attempts);
   return { kind: 'streaming', prepared: p, slot: opened.slot, events: followStream(stages, ex, p, opened) };
+}
+
+/**
+ * The chain stopped on a refusal or on the gateway's own failure (not the provider's): what the
+ * stages hold is given back, and the error is answered by the surface's error encoder.
+ */
+function refused(
+  stages: PipelineStages,
+  ex: Exchange,
+  p: Prepared,
+  err: GatewayError,
+  attempts: Attempt[],
+): GatewayError {
+  ex.record.attempts = attempts;
+  stages.completed(ex, p, { ok: false, usage: undefined });
+  return err;
 }
 
 /**

@@ -1,7 +1,8 @@
 import type { StreamEvent, Usage } from '../providers/types.ts';
-import { toUpstreamError } from '../routing/execute.ts';
+import { attemptFailure } from '../routing/execute.ts';
 import type { OpenedStream } from '../routing/stream.ts';
 import { checkStructured } from '../structured/validate.ts';
+import { UpstreamError } from '../upstream/errors.ts';
 import { describeStreamEnd } from './describe.ts';
 import type { Exchange } from './exchange.ts';
 import type { StreamEnd } from './outcome.ts';
@@ -67,8 +68,17 @@ export async function* followStream(
         end = { ok: false, message: check.message, code: 'UPSTREAM_BAD_RESPONSE', aborted: false };
     }
   } catch (err) {
-    const e = toUpstreamError(err);
-    end = { ok: false, message: e.providerMessage || e.message, code: e.code, aborted: ex.signal.aborted };
+    const e = attemptFailure(err);
+    end =
+      e instanceof UpstreamError
+        ? { ok: false, message: e.providerMessage || e.message, code: e.code, aborted: ex.signal.aborted }
+        : {
+            ok: false,
+            message: e.message,
+            code: e.code,
+            aborted: false,
+            refusal: { code: e.code, type: 'api_error' },
+          };
   }
   const attempt = opened.attempts[opened.attempts.length - 1]!;
   attempt.duration_ms = Math.round(performance.now() - opened.started);

@@ -3,14 +3,14 @@ import type { RuntimeSlot } from '../snapshot/runtime.ts';
 import { checkStructured } from '../structured/validate.ts';
 import { UpstreamError } from '../upstream/errors.ts';
 import type { Attempt } from './attempts.ts';
-import { runChain } from './chain.ts';
+import { type ChainResult, runChain } from './chain.ts';
 import { adapterFor, type ExecutionPlan } from './plan.ts';
 
-export { toUpstreamError } from './chain.ts';
+export { attemptFailure } from './chain.ts';
 
 export type Outcome =
   | { ok: true; result: CanonicalResult; slot: RuntimeSlot; attempts: Attempt[]; structured: unknown }
-  | { ok: false; error: UpstreamError; attempts: Attempt[]; allSkipped: boolean };
+  | Extract<ChainResult<unknown>, { ok: false }>;
 
 /** Structured output is checked here, so a provider that answers off-schema fails over like any other failure. */
 function verifyStructured(plan: ExecutionPlan, result: CanonicalResult): unknown {
