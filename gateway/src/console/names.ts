@@ -1,6 +1,10 @@
 import { createHash } from 'node:crypto';
 
-const MAX_NAME = 253;
+/**
+ * Kubernetes allows 253; embedded mode keeps each workflow in a file named
+ * console-<namespace>.<object name>.yaml, which must fit the file system's 255 bytes.
+ */
+const MAX_NAME = 170;
 const HASH_CHARS = 16;
 
 /**
