@@ -30,6 +30,49 @@ const approximate = (text: string): number => Math.ceil(text.length / 4);
 const usesOpenAiEncoding = (type: ProviderType): boolean =>
   type === 'openai' || type === 'azure-openai' || type === 'openai-compatible';
 
+/**
+ * Exact counting is not free: about 4 µs a character on text the encoding handles slowly (CJK,
+ * base64: some 40 ms for this bound), and a run without a break (100,000 × "x") costs the square
+ * of its length, seconds for one request. So each synchronous stretch of work (one request's
+ * estimate) counts at most this many characters exactly and approximates the rest: bounded time on
+ * the event loop whatever a body holds, exact counts for ordinary prompts.
+ */
+const EXACT_CHARS_PER_TURN = 8192;
+/** Runs of one kind longer than this are counted in pieces of it. */
+const RUN_PIECE = 128;
+const LONG_RUN = /\S{129,}|\s{129,}/g;
+
+let exactLeft = EXACT_CHARS_PER_TURN;
+let refill = false;
+
+function takeExact(chars: number): boolean {
+  if (!refill) {
+    refill = true;
+    queueMicrotask(() => {
+      exactLeft = EXACT_CHARS_PER_TURN;
+      refill = false;
+    });
+  }
+  if (chars > exactLeft) return false;
+  exactLeft -= chars;
+  return true;
+}
+
+function exact(count: (text: string) => number, text: string): number {
+  LONG_RUN.lastIndex = 0;
+  if (!LONG_RUN.test(text)) return count(text);
+  let n = 0;
+  let from = 0;
+  LONG_RUN.lastIndex = 0;
+  for (const m of text.matchAll(LONG_RUN)) {
+    if (m.index > from) n += count(text.slice(from, m.index));
+    for (let i = 0; i < m[0].length; i += RUN_PIECE) n += count(m[0].slice(i, i + RUN_PIECE));
+    from = m.index + m[0].length;
+  }
+  if (from < text.length) n += count(text.slice(from));
+  return n;
+}
+
 export function countTextTokens(text: string, type: ProviderType): number {
   if (text.length === 0) return 0;
   if (!usesOpenAiEncoding(type)) return approximate(text);
@@ -37,7 +80,8 @@ export function countTextTokens(text: string, type: ProviderType): number {
     void warmTokenizer();
     return approximate(text);
   }
-  return encoder.countTokens(text);
+  if (!takeExact(text.length)) return approximate(text);
+  return exact(encoder.countTokens, text);
 }
 
 /** Image parts are estimated at a flat 765 tokens (OpenAI's high-detail 512px tile cost plus base). */
