@@ -11,3 +11,13 @@ bench: deps
 # CPU profile of the gateway under load, aggregated by self time (see docs/benchmarks.md).
 bench-profile: deps
 	node $(NODE_FLAGS) bench/profile.ts $(BENCH_ARGS)
+
+# make soak: 10 minutes at ~70 % of the measured maximum on two gateway processes and one Redis,
+# with a Redis restart and a gateway SIGKILL in the middle (docs/operations.md, "Soak"). By hand,
+# not part of make test. SOAK_ARGS e.g. "--minutes 2".
+SOAK_ARGS ?=
+
+.PHONY: soak
+
+soak: deps
+	node $(NODE_FLAGS) bench/soak.ts $(SOAK_ARGS)

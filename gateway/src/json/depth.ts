@@ -54,20 +54,3 @@ function stringEnd(text: string, from: number): number {
 }
 
 export const jsonTooDeep = (text: string, limit: number): boolean => jsonDepth(text, limit) > limit;
-
-/** Nesting of an already parsed value (iterative, so a deep value cannot overflow this walk). */
-export function valueDepth(value: unknown, limit = Number.POSITIVE_INFINITY): number {
-  let deepest = 0;
-  const stack: [unknown, number][] = [[value, 0]];
-  while (stack.length > 0) {
-    const [v, d] = stack.pop() as [unknown, number];
-    if (typeof v !== 'object' || v === null) continue;
-    const here = d + 1;
-    if (here > deepest) {
-      deepest = here;
-      if (deepest > limit) return deepest;
-    }
-    for (const child of Array.isArray(v) ? v : Object.values(v)) stack.push([child, here]);
-  }
-  return deepest;
-}
