@@ -1,3 +1,4 @@
+import { compatErrorBody } from '../errors/index.ts';
 import type { StreamEvent, Usage } from '../providers/types.ts';
 import { attemptFailure } from '../routing/execute.ts';
 import type { OpenedStream } from '../routing/stream.ts';
@@ -77,7 +78,7 @@ export async function* followStream(
             message: e.message,
             code: e.code,
             aborted: false,
-            refusal: { code: e.code, type: 'api_error' },
+            refusal: { code: e.code, type: compatErrorBody(e).error.type },
           };
   }
   const attempt = opened.attempts[opened.attempts.length - 1]!;
