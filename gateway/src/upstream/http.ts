@@ -248,7 +248,7 @@ export async function readJson(res: UpstreamResponse): Promise<unknown> {
       {
         code: 'UPSTREAM_BAD_RESPONSE',
         status: 502,
-        providerMessage: 'the answer nests too deep to be handled',
+        providerMessage: `the answer nests JSON more than ${UPSTREAM_MAX_JSON_DEPTH} levels deep`,
       },
     );
   try {
