@@ -66,6 +66,8 @@ for (const signal of ['SIGTERM', 'SIGINT'] as const) {
     stopping = true;
     logger.info({ msg: `${signal}: finishing in-flight requests` });
     stopWatching();
+    // Backstop: the stop is bounded step by step; nothing may hold the process past its grace period.
+    setTimeout(() => process.exit(1), env.SWITCHYARD_SHUTDOWN_GRACE_MS + 2000).unref();
     gateway.close(env.SWITCHYARD_SHUTDOWN_GRACE_MS).then(
       () => process.exit(0),
       () => process.exit(1),

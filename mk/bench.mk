@@ -16,3 +16,13 @@ bench-profile: build
 # Memory and start time of a production gateway pod, stateful and stateless (docs/benchmarks.md).
 bench-pod: build
 	node $(NODE_FLAGS) bench/pod.ts $(BENCH_ARGS)
+
+# make soak: 10 minutes at ~70 % of the measured maximum on two gateway processes and one Redis,
+# with a Redis restart and a gateway SIGKILL in the middle (docs/operations.md, "Soak"). By hand,
+# not part of make test. SOAK_ARGS e.g. "--minutes 2".
+SOAK_ARGS ?=
+
+.PHONY: soak
+
+soak: deps
+	node $(NODE_FLAGS) bench/soak.ts $(SOAK_ARGS)

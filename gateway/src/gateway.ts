@@ -1,4 +1,3 @@
-import type { Server } from 'node:http';
 import type { FastifyInstance } from 'fastify';
 import pino, { type Logger } from 'pino';
 import { type AsyncConfig, asyncConfigFromEnv } from './async/config.ts';
@@ -7,18 +6,19 @@ import { responseCache } from './cache/feature.ts';
 import type { ConsoleBackend } from './console/backend.ts';
 import { buildGatewayApp } from './http/app.ts';
 import { buildOpsApp } from './http/ops-app.ts';
+import type { HttpLimits } from './http/server-limits.ts';
 import { GatewayMetrics } from './observability/metrics.ts';
 import type { Feature } from './pipeline/feature.ts';
 import { Pipeline } from './pipeline/run.ts';
 import { createSettle } from './pipeline/settle.ts';
 import { sessionMemory } from './sessions/index.ts';
-import type { Runtime } from './snapshot/runtime.ts';
+import { ShutdownClock } from './shutdown.ts';
+import { closeWithin } from './shutdown-steps.ts';
 import type { SnapshotStore } from './snapshot/store.ts';
 import { limitsAndCaps } from './spend/feature.ts';
 import { createRuntimeState } from './state/index.ts';
 import type { RuntimeState } from './state/types.ts';
 import { createStores } from './stores.ts';
-import { closeUpstreamPools } from './upstream/http.ts';
 import { WebhookDispatcher } from './webhooks/dispatcher.ts';
 
 export interface Gateway {
@@ -32,29 +32,11 @@ export interface Gateway {
   listen(host: string, port: number, metricsPort: number): Promise<{ url: string; metricsUrl: string }>;
   /** Resolves once every session append and summary started so far has finished (for tests and shutdown). */
   sessionWorkDone(maxWaitMs?: number): Promise<void>;
-  /** Graceful stop: refuse new work, let in-flight requests and streams finish, then close. */
+  /**
+   * Graceful stop within `graceMs` whatever Redis is doing: refuse new work, let in-flight requests
+   * and streams finish, write what they settled, then close; what could not finish is logged.
+   */
   close(graceMs?: number): Promise<void>;
-}
-
-/**
- * A draining gateway keeps its keep-alive connections open while they keep closing (each busy one
- * closes after its next answer, which carries `Connection: close`): until none is left, none closed
- * for QUIET_MS (the rest are idle), or CONNECTION_DRAIN_MS (bounded by the grace period).
- */
-const CONNECTION_DRAIN_MS = 2_000;
-const QUIET_MS = 500;
-
-async function connectionsClosed(server: Server, withinMs: number): Promise<void> {
-  const count = () => new Promise<number>((r) => server.getConnections((_err, n) => r(n ?? 0)));
-  const end = Date.now() + withinMs;
-  let open = await count();
-  let changedAt = Date.now();
-  while (open > 0 && Date.now() < end && Date.now() - changedAt < QUIET_MS) {
-    await new Promise((r) => setTimeout(r, 50));
-    const now = await count();
-    if (now !== open) changedAt = Date.now();
-    open = now;
-  }
 }
 
 export interface GatewayOptions {
@@ -68,6 +50,8 @@ export interface GatewayOptions {
   async?: Partial<AsyncConfig>;
   /** The console API's backend (cluster or config folder); the console API is off without one. */
   console?: ConsoleBackend;
+  /** Receive timeouts, connection cap, JSON depth, trusted proxies over the environment's (tests). */
+  http?: Partial<HttpLimits>;
 }
 
 /**
@@ -155,6 +139,7 @@ export function createGateway(store: SnapshotStore, opts: GatewayOptions = {}): 
     sessions: stores.sessions,
     storedResponses: stores.responses,
     console: opts.console,
+    http: opts.http,
   });
   // Draining (the pod is out of its Service's endpoints by now): every answer closes its connection,
   // so a keep-alive client sends its next request on a new connection, to a pod that stays, rather
@@ -191,23 +176,18 @@ export function createGateway(store: SnapshotStore, opts: GatewayOptions = {}): 
     },
     async close(graceMs = 25_000) {
       closing = true;
-      const timer = setTimeout(() => app.server.closeAllConnections(), graceMs);
-      timer.unref();
-      await jobs.drain();
-      await connectionsClosed(app.server, Math.min(graceMs, CONNECTION_DRAIN_MS));
-      await app.close();
-      clearTimeout(timer);
-      await ops.close();
-      await jobs.close();
-      // Session turns appended after their answers (and summaries under way) finish first, bounded.
-      await sessions.workDone(10_000);
-      // Leases go back (what still runs stays committed) before the state closes.
-      await limits.close();
-      await stores.cache.close();
-      await stores.sessions.close();
-      // Settled requests are written before the process goes (close waits a bounded time for them).
-      await state.close();
-      await closeUpstreamPools();
+      await closeWithin(new ShutdownClock(logger, graceMs), {
+        app,
+        ops,
+        jobs,
+        sessionWork: (ms) => sessions.workDone(ms),
+        features: async () => {
+          await limits.close();
+          await stores.cache.close();
+          await stores.sessions.close();
+        },
+        state,
+      });
     },
   };
 }

@@ -47,12 +47,24 @@ const { url, metricsUrl } = await gateway.listen(
 );
 logger.info({ msg: 'gateway ready', url, metricsUrl, snapshot: store.current?.version ?? null });
 
+/**
+ * The stop is bounded step by step (shutdown.ts); this is the backstop should anything still hold
+ * the process after its grace period. Without it the kubelet's SIGKILL ends it, saying nothing.
+ */
+function exitAnywayAfter(graceMs: number): void {
+  setTimeout(() => {
+    logger.error({ msg: 'shutdown: grace period over with work unfinished; exiting' });
+    process.exit(1);
+  }, graceMs + 2000).unref();
+}
+
 let stopping = false;
 for (const signal of ['SIGTERM', 'SIGINT'] as const) {
   process.on(signal, () => {
     if (stopping) return;
     stopping = true;
     logger.info({ msg: `${signal}: draining` });
+    exitAnywayAfter(env.SWITCHYARD_SHUTDOWN_GRACE_MS);
     gateway
       .close(env.SWITCHYARD_SHUTDOWN_GRACE_MS)
       .then(() => source.stop())

@@ -48,7 +48,7 @@ describe('POST /v1/ai/async (memory state, embedded runner)', () => {
     }
   });
 
-  it('derives websocket_url from X-Forwarded-Proto/Host', async () => {
+  it('ignores X-Forwarded-Proto/Host from a peer that is not a trusted proxy (none is configured)', async () => {
     const res = await fetch(`${gw.url}/v1/ai/async`, {
       method: 'POST',
       headers: {
@@ -60,7 +60,9 @@ describe('POST /v1/ai/async (memory state, embedded runner)', () => {
       body: JSON.stringify(ask('summary')),
     });
     expect(res.status).toBe(202);
-    expect(((await res.json()) as Ack).websocket_url).toBe('wss://ai.example.com/socket/websocket');
+    expect(((await res.json()) as Ack).websocket_url).toBe(
+      `${gw.url.replace('http', 'ws')}/socket/websocket`,
+    );
   });
 
   it('refuses at once what a sync request would refuse', async () => {

@@ -18,7 +18,7 @@ export interface AsyncGateway {
 
 export async function startAsyncGateway(
   manifests: readonly object[],
-  opts: Pick<GatewayOptions, 'state' | 'now' | 'async'> = {},
+  opts: Pick<GatewayOptions, 'state' | 'now' | 'async' | 'http'> = {},
 ): Promise<AsyncGateway> {
   const dir = await mkdtemp(join(tmpdir(), 'switchyard-async-'));
   const sealKey = randomBytes(32);

@@ -104,6 +104,28 @@ for (const [name, open] of BACKENDS) {
       expect(missing).toEqual({ ok: false, current: undefined });
     });
 
+    it('channels: a doc that cannot be stored leaves the channel as it was, so the move can be retried', async () => {
+      const d = doc('p.one');
+      await s.channels.create({ state: 'awaiting_callback', doc: d }, 60);
+      // BigInt is what JSON.stringify refuses: the store must refuse before it changes anything.
+      const unstorable = { ...d, updated_at: 2n as unknown as number };
+      await expect(
+        s.channels.transition('p.one', d.channel_id, ['awaiting_callback'], {
+          state: 'completed',
+          doc: unstorable,
+        }),
+      ).rejects.toThrow(TypeError);
+      const kept = await s.channels.get('p.one', d.channel_id);
+      expect(kept?.state).toBe('awaiting_callback');
+      expect(kept?.doc.updated_at).toBe(1);
+      const retried = await s.channels.transition('p.one', d.channel_id, ['awaiting_callback'], {
+        state: 'completed',
+        doc: { ...d, updated_at: 3 },
+      });
+      expect(retried).toEqual({ ok: true });
+      expect((await s.channels.get('p.one', d.channel_id))?.doc.updated_at).toBe(3);
+    });
+
     it('tokens: single use at a time, released on disconnect, spent after delivery; one of many concurrent claims wins', async () => {
       const grant = { projectId: 'p.one', channelId: randomUUID() };
       const t = await s.tokens.issue(grant, 60_000);

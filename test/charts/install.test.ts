@@ -356,19 +356,18 @@ describe('the operator with the chart’s ServiceAccount and RBAC', () => {
         testMode: true,
       }),
     });
-    const createdBody = (await created.json()) as { name: string; ready?: { status: string } };
+    const createdBody = (await created.json()) as {
+      name: string;
+      ready?: { status: string };
+      resource: { name: string };
+    };
+    // The object name the console chose: a slug of project and name plus a hash of the pair.
+    const objectName = createdBody.resource.name;
+    expect(objectName).toMatch(/^storefront-chart-console-[0-9a-f]{16}$/);
     expect(created.status, JSON.stringify(createdBody)).toBe(201);
     expect(createdBody.ready?.status).toBe('True');
     const written = JSON.parse(
-      await kubectl([
-        'get',
-        'workflows.switchyard.dev',
-        'storefront-chart-console',
-        '-n',
-        'acme',
-        '-o',
-        'json',
-      ]),
+      await kubectl(['get', 'workflows.switchyard.dev', objectName, '-n', 'acme', '-o', 'json']),
     ) as { spec: { model: string } };
     expect(written.spec.model).toBe('gpt-4o-mini');
     const replaced = await fetch(`${consoleUrl}/chart-console`, {

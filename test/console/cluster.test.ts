@@ -15,7 +15,7 @@ import type { RunningOperator } from '#operator/operator';
 import { NS, PROJECT } from '../harness/manifests.ts';
 import { type Env, startEnv, waitFor } from '../operator/helpers.ts';
 import { type Proc, root, startProcess } from './helpers.ts';
-import { consoleContract, startingConfig } from './suite.ts';
+import { consoleContract, type StoredWorkflow, startingConfig } from './suite.ts';
 
 const SYSTEM = 'switchyard-system';
 const SA = `system:serviceaccount:${SYSTEM}:switchyard-gateway`;
@@ -107,9 +107,10 @@ describe('on a cluster (Workflow CRs, the operator compiles)', () => {
     url: () => gw.url,
     async stored(objectName) {
       const r = await env.cluster.kubectl(['get', 'workflow', '-n', NS, objectName, '-o', 'json']);
-      return r.code === 0
-        ? (JSON.parse(r.stdout) as { metadata: { labels?: Record<string, string> } })
-        : undefined;
+      return r.code === 0 ? (JSON.parse(r.stdout) as StoredWorkflow) : undefined;
+    },
+    async plant(manifest) {
+      await env.apply(stringify(manifest));
     },
   });
 

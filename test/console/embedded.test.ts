@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse, stringify } from 'yaml';
 import { NO_AI_SCOPE_KEY, PROJECT_ID } from '../harness/manifests.ts';
 import { consoleApi, type Proc, servedAfter, startProcess } from './helpers.ts';
-import { consoleContract, startingConfig } from './suite.ts';
+import { consoleContract, type StoredWorkflow, startingConfig } from './suite.ts';
 
 let dir: string;
 let gw: Proc;
@@ -38,9 +38,10 @@ describe('embedded mode (config folder)', () => {
       const text = await readFile(join(dir, `console-team.${objectName}.yaml`), 'utf8').catch(
         () => undefined,
       );
-      return text === undefined
-        ? undefined
-        : (parse(text) as { metadata: { labels?: Record<string, string> } });
+      return text === undefined ? undefined : (parse(text) as StoredWorkflow);
+    },
+    async plant(manifest) {
+      await writeFile(join(dir, `console-team.${manifest.metadata.name}.yaml`), stringify(manifest));
     },
   });
 

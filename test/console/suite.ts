@@ -1,6 +1,20 @@
 import { expect, it } from 'vitest';
-import { API_KEY, baseConfig, NO_AI_SCOPE_KEY, PROJECT_ID, workflow } from '../harness/manifests.ts';
+import { objectNameFor } from '#gateway/console/names';
+import {
+  API_KEY,
+  apiKey,
+  baseConfig,
+  NO_AI_SCOPE_KEY,
+  NS,
+  PROJECT_ID,
+  project,
+  workflow,
+} from '../harness/manifests.ts';
 import { ask, consoleApi, servedAfter } from './helpers.ts';
+
+/** Project team.app-eu: its name and team.app's join alike (`app-eu` + `x`, `app` + `eu-x`). */
+const EU_PROJECT = 'app-eu';
+const EU_KEY = 'sy_live_ConsoleKeyOfProjectAppEu0123456789';
 
 /** Providers are never called: console workflows here run in test mode. */
 const NOWHERE = 'http://127.0.0.1:9';
@@ -9,6 +23,8 @@ const NOWHERE = 'http://127.0.0.1:9';
 export const startingConfig = (): object[] => [
   ...baseConfig(NOWHERE, ['gpt-4o-mini', 'gpt-4o']),
   workflow('handmade', { provider: 'oai', model: 'gpt-4o-mini', testMode: true }),
+  project(EU_PROJECT),
+  ...apiKey('app-eu-admin', EU_KEY, { project: EU_PROJECT, scopes: ['ai', 'console'] }),
 ];
 
 export interface ConsoleTarget {
@@ -16,7 +32,21 @@ export interface ConsoleTarget {
   mode: string;
   url(): string;
   /** The stored form of a console workflow (the YAML file or the CR), undefined when absent. */
-  stored(objectName: string): Promise<{ metadata: { labels?: Record<string, string> } } | undefined>;
+  stored(objectName: string): Promise<StoredWorkflow | undefined>;
+  /** Stores a Workflow object as a console write would, without the console (another project's). */
+  plant(manifest: PlantedWorkflow): Promise<void>;
+}
+
+export interface StoredWorkflow {
+  metadata: { labels?: Record<string, string> };
+  spec?: { name?: string; projectRef?: { name: string } };
+}
+
+export interface PlantedWorkflow {
+  apiVersion: string;
+  kind: 'Workflow';
+  metadata: { name: string; namespace: string; labels: Record<string, string> };
+  spec: Record<string, unknown>;
 }
 
 /** The same contract on both backends: every verb, the 404/403 rules, 422 with the field, 2 s to serve. */
@@ -157,6 +187,75 @@ export function consoleContract(t: ConsoleTarget): void {
     expect((await api().get('keeper')).body).toMatchObject({ provider: 'oai', ready: { status: 'True' } });
     expect((await ask(t.url(), API_KEY, 'keeper')).status).toBe(200);
     expect((await api().delete('keeper')).status).toBe(204);
+  });
+
+  it('two projects whose names join alike keep their own workflows; a create never replaces another project’s object', async () => {
+    const eu = consoleApi(t.url(), EU_KEY, `${NS}.${EU_PROJECT}`);
+    const spec = { provider: 'oai', model: 'gpt-4o-mini', testMode: true };
+    const a = await eu.create({ name: 'x', ...spec });
+    const b = await api().create({ name: 'eu-x', ...spec });
+    expect(a.status, JSON.stringify(a.body)).toBe(201);
+    expect(b.status, JSON.stringify(b.body)).toBe(201);
+    const nameA = (a.body.resource as { name: string }).name;
+    const nameB = (b.body.resource as { name: string }).name;
+    expect(nameA).not.toBe(nameB);
+    expect((await t.stored(nameA))?.spec?.projectRef?.name).toBe(EU_PROJECT);
+    expect((await t.stored(nameB))?.spec?.projectRef?.name).toBe('app');
+    expect((await eu.get('x')).status).toBe(200);
+    expect((await api().get('eu-x')).status).toBe(200);
+    const served = async (key: string, wf: string) =>
+      servedAfter(performance.now(), 5000, async () => (await ask(t.url(), key, wf)).status === 200);
+    expect(await served(EU_KEY, 'x')).toBeLessThan(5000);
+    expect(await served(API_KEY, 'eu-x')).toBeLessThan(5000);
+
+    // The object name team.app's `squat` would get, already held by a workflow of team.app-eu.
+    const squatted = objectNameFor('app', 'squat');
+    await t.plant({
+      apiVersion: 'switchyard.dev/v1alpha1',
+      kind: 'Workflow',
+      metadata: {
+        name: squatted,
+        namespace: NS,
+        labels: { 'app.kubernetes.io/managed-by': 'switchyard-console' },
+      },
+      spec: { projectRef: { name: EU_PROJECT }, name: 'planted', ...spec },
+    });
+    expect(
+      await servedAfter(performance.now(), 5000, async () => (await eu.get('planted')).status === 200),
+    ).toBeLessThan(5000);
+    const refused = await api().create({ name: 'squat', ...spec });
+    console.log(
+      `[console ${t.mode}] create onto another project's object name: ${refused.status} ${String(refused.body.message)}`,
+    );
+    expect(refused.status).toBe(409);
+    expect(refused.body.error).toBe('conflict');
+    expect((await t.stored(squatted))?.spec).toMatchObject({
+      name: 'planted',
+      projectRef: { name: EU_PROJECT },
+    });
+    expect((await eu.get('planted')).status).toBe(200);
+    expect((await api().get('squat')).status).toBe(404);
+
+    for (const r of [await eu.delete('x'), await eu.delete('planted'), await api().delete('eu-x')])
+      expect(r.status).toBe(204);
+  });
+
+  it('names up to the schema’s 128 characters, / and : included, are read, replaced and deleted', async () => {
+    const long = `L${'ong/name:'.repeat(20)}`.slice(0, 128);
+    const spec = { provider: 'oai', model: 'gpt-4o-mini', testMode: true };
+    const created = await api().create({ name: long, ...spec });
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    const read = await api().get(long);
+    expect(read.status).toBe(200);
+    expect(read.body.name).toBe(long);
+    expect((await api().replace(long, { ...spec, model: 'gpt-4o' })).status).toBe(200);
+    expect((await api().delete(long)).status).toBe(204);
+    expect((await api().get(long)).status).toBe(404);
+    const over = await api().create({ name: `${long}x`, ...spec });
+    expect(over).toMatchObject({ status: 422, body: { error: 'invalid_workflow', param: 'name' } });
+    // Past any name a workflow can have: the contract's shape, not the framework's.
+    const huge = await api().get('n'.repeat(2000));
+    expect(huge).toMatchObject({ status: 414, body: { error: 'uri_too_long' } });
   });
 
   it('refuses a taken name (409), hand-written workflows (409), unknown fields and gaps (400)', async () => {

@@ -45,6 +45,7 @@ export const faultRuleSchema = z.strictObject({
   hang: z.boolean().optional(),
   cutAfterChunks: count.optional(),
   malformed: z.enum(['body', 'chunk']).optional(),
+  deepJson: z.number().int().positive().max(1_000_000).optional(),
   resetConnection: z.boolean().optional(),
   streamChunks: z.number().int().positive().optional(),
   chunkIntervalMs: count.optional(),

@@ -12,6 +12,7 @@
  *   cut-N         destroy the socket after N stream events (non-stream: after half the body)
  *   hang          never answer
  *   malformed     invalid JSON (non-stream body, or one stream event)
+ *   deep-N        a valid JSON body with an extra field nested N arrays deep (non-stream)
  *   reset         reset the connection instead of answering
  *   chunks-N      stream N content chunks
  *   interval-N    wait N ms between stream chunks
@@ -27,6 +28,7 @@ export interface ResolvedFault {
   hang?: boolean;
   cutAfterChunks?: number;
   malformed?: 'body' | 'chunk';
+  deepJson?: number;
   resetConnection?: boolean;
   streamChunks?: number;
   chunkIntervalMs?: number;
@@ -47,6 +49,7 @@ const NUMERIC_TOKENS: ReadonlyArray<[RegExp, keyof ResolvedFault]> = [
   [/(?:^|[^a-z0-9])cut-(\d+)(?![0-9])/i, 'cutAfterChunks'],
   [/(?:^|[^a-z0-9])chunks-(\d+)(?![0-9])/i, 'streamChunks'],
   [/(?:^|[^a-z0-9])interval-(\d+)(?![0-9])/i, 'chunkIntervalMs'],
+  [/(?:^|[^a-z0-9])deep-(\d+)(?![0-9])/i, 'deepJson'],
 ];
 
 function hasWord(model: string, word: string): boolean {

@@ -11,6 +11,12 @@ export async function sendBody(
   const { res, fault } = ex;
   if (res.destroyed) return;
   let body = typeof payload === 'string' ? Buffer.from(payload) : payload;
+  if (fault.deepJson && contentType.startsWith('application/json') && body[0] === 0x7b /* { */) {
+    // Valid JSON nested deeper than anything real: what an answer must not be able to overflow.
+    const n = fault.deepJson;
+    const head = `{"sim_nested":${'['.repeat(n)}${']'.repeat(n)}${body.length > 2 ? ',' : ''}`;
+    body = Buffer.concat([Buffer.from(head), body.subarray(1)]);
+  }
   if (fault.malformed && contentType.startsWith('application/json')) {
     // Truncated JSON: the classic upstream failure that a JSON.parse must survive.
     body = body.subarray(0, Math.max(1, Math.floor(body.length / 2)));

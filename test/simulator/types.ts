@@ -64,6 +64,8 @@ export interface FaultRule {
   cutAfterChunks?: number;
   /** 'body': truncated JSON body; 'chunk': one stream event carries truncated JSON. */
   malformed?: 'body' | 'chunk';
+  /** A valid JSON body carrying an extra field nested this many arrays deep (non-stream answers). */
+  deepJson?: number;
   /** Reset the TCP connection instead of answering. */
   resetConnection?: boolean;
   /** Per-rule stream pacing, overriding the simulator options. */

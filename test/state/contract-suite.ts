@@ -81,6 +81,20 @@ export function stateContract(name: string, setup: () => Promise<StateUnderTest>
       expect(page.next_cursor).toBeNull();
     });
 
+    it('keeps the entry of a request whose customer data cannot be serialised, without that data', async () => {
+      const p = projectId('unserialisable');
+      // BigInt is what JSON.stringify refuses; a request's free-form parts are where such data would be.
+      const odd = entry(p, 1, { customer_data: { n: 10n as unknown as number } });
+      await write(p, [odd]);
+      const page = await state.queryLogs(p, { limit: 10 });
+      expect(page.entries).toHaveLength(1);
+      const [kept] = page.entries;
+      expect(kept?.request_log_id).toBe(odd.request_log_id);
+      expect(kept?.http_status).toBe(200);
+      expect(kept?.customer_data).toEqual({});
+      expect(String(kept?.details?.not_recorded)).toMatch(/could not be serialised/);
+    });
+
     it('answers an empty page for a project with no entries', async () => {
       expect(await state.queryLogs(projectId('nobody'), { limit: 5 })).toEqual({
         entries: [],

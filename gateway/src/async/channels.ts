@@ -89,8 +89,10 @@ export class MemoryChannelStore implements ChannelStore {
     const it = this.#items.get(this.#key(projectId, channelId));
     if (!it || it.expiresAt <= this.#now()) return { ok: false, current: undefined };
     if (!from.includes(it.state)) return { ok: false, current: it.state };
+    // Serialised before anything changes, as on Redis: a doc that cannot be stored leaves the channel as it was.
+    const doc = JSON.stringify(to.doc);
     it.state = to.state;
-    it.doc = JSON.stringify(to.doc);
+    it.doc = doc;
     return { ok: true };
   }
 

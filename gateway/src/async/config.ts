@@ -10,7 +10,10 @@ export interface AsyncConfig {
   channelTtlSec: number;
   /** Delay of the test-mode backend a pipeline workflow in testMode simulates (the reference: ~1.5 s). */
   simulatedBackendMs: number;
-  /** Public base URL (`https://api.example.com`); else derived from Host / X-Forwarded-*. */
+  /**
+   * Public base URL (`https://api.example.com`) of websocket_url and callback_url; else the request's
+   * scheme and Host (X-Forwarded-* only from SWITCHYARD_TRUSTED_PROXIES).
+   */
   publicUrl: string | undefined;
   /** Jobs a gateway runs at once. */
   concurrency: number;
@@ -27,7 +30,7 @@ const env = z.object({
     .default(15 * 60_000),
   SWITCHYARD_CHANNEL_TTL_SEC: z.coerce.number().int().min(60).default(86_400),
   SWITCHYARD_SIMULATED_BACKEND_MS: z.coerce.number().int().min(0).default(1500),
-  SWITCHYARD_PUBLIC_URL: z.url().optional(),
+  SWITCHYARD_PUBLIC_URL: z.url({ protocol: /^https?$/ }).optional(),
   SWITCHYARD_JOB_CONCURRENCY: z.coerce.number().int().min(1).max(1000).default(50),
   SWITCHYARD_JOB_LOCK_MS: z.coerce.number().int().min(1000).default(30_000),
 });

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
-import { GatewayError } from '../errors/index.ts';
+import { GatewayError, InternalError } from '../errors/index.ts';
 import { type Exchange, newProgress } from '../pipeline/exchange.ts';
 import type { Prepared } from '../pipeline/prepare.ts';
 import type { FinishedResult } from '../pipeline/result.ts';
@@ -58,8 +58,9 @@ export class AsyncService {
     this.#d = deps;
   }
 
-  get deps(): AsyncDeps {
-    return this.#d;
+  /** Where clients reach this gateway (configured; else each request says its own address). */
+  get publicUrl(): string | undefined {
+    return this.#d.config.publicUrl;
   }
 
   /**
@@ -67,6 +68,9 @@ export class AsyncService {
    * `channelId` is the new channel's id (the route logs the acceptance under it).
    */
   async accept(ex: Exchange, body: NativeBody, baseUrl: string, channelId: string): Promise<AsyncAck> {
+    // The body is what the job carries (BullMQ serialises it): serialised once before admission takes
+    // rate units and anything is written, so a body that cannot be stored leaves nothing behind.
+    JSON.stringify(body);
     const accepted = await this.#d.pipeline.accept(ex, { body, stream: false });
     if (accepted.kind === 'refused') throw accepted.error;
     const p = accepted.prepared;
@@ -170,6 +174,8 @@ export class AsyncService {
       result = r;
       prepared = r.prepared;
       body = r.kind === 'refused' ? errorResult(id, startedAt, rec.doc, r.error) : wrappedBody(ex, r);
+      if (r.kind === 'refused' && r.error instanceof InternalError)
+        this.#d.logger.error({ msg: 'async: internal error', channel_id: job.channelId, err: r.error.cause });
     }
     const ok = result?.kind === 'answered';
     this.#d.settle({

@@ -9,6 +9,7 @@ export interface AuthContext {
 }
 
 const KEY_SHAPE = /^sy_live_[A-Za-z0-9_]{24,256}$/;
+const BEARER = /^bearer[ \t]+/i;
 
 /**
  * Bearer project keys. Keys are compared by SHA-256 digest through a Map: the secret itself is
@@ -19,11 +20,13 @@ export function authenticate(header: string | undefined, runtime: Runtime, now =
     throw new GatewayError('missing_api_key', 'Missing API key.', {
       hint: 'Send the header "Authorization: Bearer sy_live_...".',
     });
-  if (!header.startsWith('Bearer ') && !header.startsWith('bearer '))
+  // The scheme is case-insensitive (RFC 9110 §11.1): Bearer, bearer and BEARER are the same.
+  const scheme = BEARER.exec(header);
+  if (!scheme)
     throw new GatewayError('invalid_api_key', 'The Authorization header must use the Bearer scheme.', {
       hint: 'Send the header "Authorization: Bearer sy_live_...".',
     });
-  const token = header.slice(7).trim();
+  const token = header.slice(scheme[0].length).trim();
   if (!KEY_SHAPE.test(token))
     throw new GatewayError('invalid_api_key', 'Malformed API key.', {
       hint: 'Project API keys start with sy_live_.',

@@ -38,6 +38,12 @@ const verdictOf = (verdicts: readonly Verdict[], namespace: string, name: string
 
 const apiNameOf = (w: Workflow): string => w.spec.name ?? w.metadata.name;
 
+const exists = (file: string): Promise<boolean> =>
+  stat(file).then(
+    () => true,
+    () => false,
+  );
+
 /**
  * Embedded mode: one YAML file per console workflow in the config folder (console-<ns>.<name>.yaml),
  * which is what the hot reload serves. A write is compiled in memory with the rest of the folder
@@ -72,13 +78,26 @@ export class FolderConsoleBackend implements ConsoleBackend {
 
   create(p: ConsoleProject, spec: WorkflowSpec): Promise<WriteResult> {
     return this.#serial(async () => {
-      const { workflows } = await this.#read(p);
+      const { workflows, loaded } = await this.#read(p);
       if (workflows.some((w) => apiNameOf(w) === spec.name))
         throw new GatewayError('conflict', `Workflow "${spec.name}" already exists in project ${p.id}.`, {
           param: 'name',
           hint: 'Replace it with PUT, or pick another name.',
         });
-      return this.#write(p, objectNameFor(p.name, spec.name), spec);
+      const objectName = objectNameFor(p.name, spec.name);
+      // A create never replaces an object it did not find as this project's workflow (another
+      // project's, or a hand-written one): the API server's AlreadyExists, in folder form.
+      const taken = loaded.objects.some(
+        (o) =>
+          o.kind === 'Workflow' && o.metadata.namespace === p.namespace && o.metadata.name === objectName,
+      );
+      if (taken || (await exists(this.#file(p.namespace, objectName))))
+        throw new GatewayError(
+          'conflict',
+          `Workflow "${spec.name}" cannot be created: its object name ${objectName} is taken by another workflow in namespace ${p.namespace}.`,
+          { param: 'name', hint: 'Pick another name.' },
+        );
+      return this.#write(p, objectName, spec);
     });
   }
 

@@ -216,7 +216,7 @@ export class KubeConsoleBackend implements ConsoleBackend {
         throw new GatewayError(
           'conflict',
           err.reason === 'AlreadyExists'
-            ? `Workflow "${name}" already exists.`
+            ? `Workflow "${name}" already exists, or its object name is taken by another workflow in this namespace.`
             : `Workflow "${name}" changed while it was being replaced.`,
           { hint: 'Read it again and retry.' },
         );

@@ -46,6 +46,9 @@ const COMPAT_TYPE: Record<ErrorCode, string> = {
   callback_window_closed: 'invalid_request_error',
   invalid_workflow: 'invalid_request_error',
   method_not_allowed: 'invalid_request_error',
+  request_timeout: 'invalid_request_error',
+  uri_too_long: 'invalid_request_error',
+  headers_too_large: 'invalid_request_error',
   upstream_error: 'api_error',
   service_unavailable: 'api_error',
   // The legacy codes live on as the type, so clients matching either name keep working (docs/api.md).

@@ -25,6 +25,9 @@ export type ErrorCode =
   | 'callback_window_closed'
   | 'invalid_workflow'
   | 'method_not_allowed'
+  | 'request_timeout'
+  | 'uri_too_long'
+  | 'headers_too_large'
   | 'upstream_error'
   | 'service_unavailable'
   | 'workflow_budget_exceeded'
@@ -54,6 +57,9 @@ export const STATUS_OF: Record<ErrorCode, number> = {
   callback_window_closed: 410,
   invalid_workflow: 422,
   method_not_allowed: 405,
+  request_timeout: 408,
+  uri_too_long: 414,
+  headers_too_large: 431,
   upstream_error: 502,
   service_unavailable: 503,
   workflow_budget_exceeded: 402,

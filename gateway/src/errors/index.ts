@@ -1,3 +1,4 @@
 export * from './bodies.ts';
 export * from './budget.ts';
 export * from './gateway-error.ts';
+export * from './internal.ts';

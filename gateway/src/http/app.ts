@@ -24,12 +24,20 @@ import type { StoredResponseStore } from '../stored-responses/types.ts';
 import { asyncRoutes } from './async-routes.ts';
 import { compatRoutes } from './compat-routes.ts';
 import './context.ts';
-import { sendError, surfaceOf } from './errors.ts';
+import { sendError, sendFrameworkError, surfaceOf } from './errors.ts';
 import { finishedOf } from './finished.ts';
+import { installJsonParsers } from './json-parser.ts';
 import { messagesRoutes } from './messages-routes.ts';
 import { nativeRoutes } from './native-routes.ts';
 import { readRoutes } from './read-routes.ts';
 import { responsesRoutes } from './responses-routes.ts';
+import {
+  type HttpLimits,
+  httpLimitsFromEnv,
+  installServerLimits,
+  MAX_PARAM_LENGTH,
+  serverOptions,
+} from './server-limits.ts';
 import { sessionRoutes } from './session-routes.ts';
 import { webhookRoutes } from './webhook-routes.ts';
 
@@ -47,6 +55,8 @@ export interface GatewayAppOptions {
   now: () => number;
   /** Where the console API writes workflows; the console routes answer 503 without one. */
   console?: ConsoleBackend | undefined;
+  /** Receive timeouts, connection cap, JSON depth, trusted proxies: over the environment's (tests). */
+  http?: Partial<HttpLimits> | undefined;
 }
 
 /** Every path is served under both /v1 and /api/v1 (docs/api.md, "Paths"), so either SDK base URL works. */
@@ -54,7 +64,10 @@ export const API_PREFIXES = ['/v1', '/api/v1'] as const;
 
 export function buildGatewayApp(opts: GatewayAppOptions): FastifyInstance {
   const { store, metrics, logger, state, pipeline, settle, now } = opts;
+  const limits = { ...httpLimitsFromEnv(), ...opts.http };
   const app = Fastify({
+    ...serverOptions(limits, metrics),
+    frameworkErrors: sendFrameworkError,
     loggerInstance: logger as FastifyBaseLogger,
     // Our own onResponse hook writes the one log line per request; fastify's two are switched off.
     logController: new LogController({ disableRequestLogging: true }),
@@ -65,7 +78,7 @@ export function buildGatewayApp(opts: GatewayAppOptions): FastifyInstance {
     // connection (gateway.ts): a 503 would fail a request that nothing else failed.
     return503OnClosing: false,
     forceCloseConnections: 'idle',
-    routerOptions: { ignoreTrailingSlash: true },
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: MAX_PARAM_LENGTH },
   });
   app.decorateRequest('auth', null);
   app.decorateRequest('startedAt', 0);
@@ -74,13 +87,8 @@ export function buildGatewayApp(opts: GatewayAppOptions): FastifyInstance {
   app.decorateRequest('refusal', null);
   app.decorateRequest('logAs', null);
   void app.register(multipart, { attachFieldsToBody: false });
-  // `curl -d '{...}'` labels JSON as a form, and some clients send text/plain: read a JSON body under
-  // those labels too (with the same proto-poisoning checks) rather than refuse a plainly JSON request.
-  app.addContentTypeParser(
-    ['application/x-www-form-urlencoded', 'text/plain'],
-    { parseAs: 'string' },
-    app.getDefaultJsonParser('error', 'error'),
-  );
+  installJsonParsers(app, limits.maxJsonDepth);
+  installServerLimits(app, limits, metrics);
 
   /**
    * Settles a request exactly once (pipeline/settle.ts: metrics, log line, request log, usage) and

@@ -16,12 +16,19 @@ const callbackBody = z.object({
   metadata: z.record(z.string(), z.unknown()).optional(),
 });
 
-/** `{scheme}://{host}` the client reached us on (X-Forwarded-* first: a proxy or ingress in front). */
-export function baseUrlOf(req: FastifyRequest): string {
-  const first = (v: string | string[] | undefined) => (Array.isArray(v) ? v[0] : v)?.split(',')[0]?.trim();
-  const proto = first(req.headers['x-forwarded-proto']) ?? req.protocol;
-  const host = first(req.headers['x-forwarded-host']) ?? req.headers.host ?? 'localhost';
-  return `${proto === 'https' ? 'https' : 'http'}://${host}`;
+/** A host[:port] as it may appear in a URL: a name, an IPv4 address or a bracketed IPv6 address. */
+const HOST = /^(?:[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251}[A-Za-z0-9])?|\[[0-9A-Fa-f:.]{2,45}\])(?::\d{1,5})?$/;
+
+/**
+ * `{base_url}` of the public URLs the gateway hands out (websocket_url, callback_url): the
+ * configured SWITCHYARD_PUBLIC_URL, else the scheme and host the request came in on. Fastify reads
+ * X-Forwarded-Proto and X-Forwarded-Host only from SWITCHYARD_TRUSTED_PROXIES (its trustProxy), so
+ * a client cannot make the gateway advertise a host of its choosing through them.
+ */
+export function baseUrlOf(req: FastifyRequest, publicUrl: string | undefined): string {
+  if (publicUrl) return publicUrl;
+  const host = HOST.test(req.host) ? req.host : 'localhost';
+  return `${req.protocol === 'https' ? 'https' : 'http'}://${host}`;
 }
 
 function channelParam(req: FastifyRequest): string {
@@ -47,7 +54,7 @@ export function asyncRoutes(app: FastifyInstance, service: AsyncService): void {
       const ack = await service.accept(
         exchangeOf(req, reply, 'native', 'accept'),
         body,
-        baseUrlOf(req),
+        baseUrlOf(req, service.publicUrl),
         channelId,
       );
       req.logAs = { channelId };

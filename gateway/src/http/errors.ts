@@ -1,5 +1,5 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
-import { errorBody, GatewayError } from '../errors/index.ts';
+import { errorBody, GatewayError, InternalError } from '../errors/index.ts';
 import type { HttpSurface } from './context.ts';
 
 /** Fastify's own errors (body parsing, limits) in our vocabulary. */
@@ -12,6 +12,15 @@ function fromFastify(err: FastifyError): GatewayError | undefined {
       });
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
       return new GatewayError('payload_too_large', 'The request body is too large.');
+    case 'FST_ERR_MAX_PARAM_LENGTH':
+      return new GatewayError('uri_too_long', 'A path segment of the URL is too long.', {
+        hint: 'Names in paths are at most a few hundred characters.',
+      });
+    case 'FST_ERR_BAD_URL':
+      return new GatewayError(
+        'invalid_request',
+        'The URL is not valid: a path segment is not well-formed percent-encoding.',
+      );
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
       return new GatewayError('unsupported_media_type', 'Unsupported Content-Type.', {
@@ -47,19 +56,31 @@ export function surfaceOf(req: FastifyRequest): HttpSurface {
   return COMPAT_PATH.test(req.url) ? 'compat' : 'native';
 }
 
-/** The one place errors become HTTP responses. Unknown errors are logged and answered 503, never 500. */
+/**
+ * The one place errors become HTTP responses. The gateway's own failures (InternalError, and any
+ * exception nothing classified) are logged with their stack and answered 503, never 500.
+ */
 export function sendError(err: unknown, req: FastifyRequest, reply: FastifyReply): FastifyReply {
-  let ge = err instanceof GatewayError ? err : fromFastify(err as FastifyError);
-  if (!ge) {
-    req.log.error({ err }, 'unhandled error');
-    ge = new GatewayError(
-      'service_unavailable',
-      'The gateway failed to handle the request; it is safe to retry.',
-    );
-  }
+  const ge =
+    (err instanceof GatewayError
+      ? err
+      : err instanceof Error
+        ? fromFastify(err as FastifyError)
+        : undefined) ?? new InternalError(err, req.id);
+  if (ge instanceof InternalError) req.log.error({ err: ge.cause ?? ge }, 'internal error');
   // The error encoder is where refusals are recorded (a failed chain's own record wins at settle).
   req.refusal = ge;
   if (ge.retryAfterSeconds !== undefined) void reply.header('retry-after', String(ge.retryAfterSeconds));
   if (ge.headers) void reply.headers(ge.headers);
   return reply.code(ge.status).send(errorBody(surfaceOf(req), ge));
+}
+
+/**
+ * Fastify's `frameworkErrors`: errors raised before a route is matched (a malformed or over-long
+ * URL), answered through sendError like every other error rather than in Fastify's own shape.
+ */
+export function sendFrameworkError(err: FastifyError, req: FastifyRequest, reply: FastifyReply): void {
+  // No onRequest hook ran for these requests.
+  if (!req.startedAt) req.startedAt = performance.now();
+  void sendError(err, req, reply);
 }

@@ -69,6 +69,31 @@ export class GatewayMetrics {
     registers: [this.registry],
   });
 
+  readonly connections = new Gauge({
+    name: 'switchyard_http_connections',
+    help: 'Open client connections on the API port (HTTP and WebSocket).',
+    registers: [this.registry],
+  });
+
+  readonly connectionsRefused = new Counter({
+    name: 'switchyard_http_connections_refused_total',
+    help: 'Client connections closed on arrival because the pod held SWITCHYARD_MAX_CONNECTIONS already.',
+    registers: [this.registry],
+  });
+
+  readonly requestTimeouts = new Counter({
+    name: 'switchyard_http_request_timeouts_total',
+    help: 'Requests answered 408 because their headers or body did not arrive in time, by phase.',
+    labelNames: ['phase'] as const,
+    registers: [this.registry],
+  });
+
+  readonly idleClosed = new Counter({
+    name: 'switchyard_http_idle_connections_closed_total',
+    help: 'Keep-alive connections closed after SWITCHYARD_KEEP_ALIVE_TIMEOUT_MS without a request.',
+    registers: [this.registry],
+  });
+
   constructor() {
     // Standard names (process_*, nodejs_*), no prefix, so stock Node.js dashboards find them; the
     // scrape's job/pod labels tell gateway from operator.

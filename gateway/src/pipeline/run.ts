@@ -189,8 +189,20 @@ export class Pipeline {
     ex: Exchange,
     runs: Runs,
     p: Prepared,
-    outcome: { error: UpstreamError; attempts: Attempt[]; allSkipped: boolean },
+    outcome: { error: UpstreamError; attempts: Attempt[]; allSkipped: boolean; refusal?: GatewayError },
   ): PipelineResult {
+    if (outcome.refusal) {
+      // Not the provider's failure: a refusal found inside an attempt, or the gateway's own error.
+      const error = outcome.refusal;
+      void runs.finish({ kind: 'refused', error });
+      return this.#done(ex, {
+        kind: 'refused',
+        prepared: p,
+        notes: runs.notes,
+        error,
+        attempts: outcome.attempts,
+      });
+    }
     if (outcome.allSkipped) {
       const error = workflowBudgetExceeded(
         p.workflowName ?? p.requestedModel,

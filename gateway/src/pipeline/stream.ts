@@ -1,4 +1,5 @@
 import { answerCost } from '../domain/cost.ts';
+import { compatErrorBody } from '../errors/index.ts';
 import { resultEvents } from '../providers/replay.ts';
 import type {
   ChatResult,
@@ -8,9 +9,10 @@ import type {
   ToolCall,
   Usage,
 } from '../providers/types.ts';
-import { toUpstreamError } from '../routing/execute.ts';
+import { attemptFailure } from '../routing/execute.ts';
 import type { OpenedStream } from '../routing/stream.ts';
 import { checkStructured } from '../structured/validate.ts';
+import { UpstreamError } from '../upstream/errors.ts';
 import type { Exchange } from './exchange.ts';
 import type { RunEnd } from './feature.ts';
 import type { Prepared } from './prepare.ts';
@@ -157,8 +159,17 @@ async function* follow(
     }
     followed = true;
   } catch (err) {
-    const e = toUpstreamError(err);
-    failed = { code: e.code, message: e.providerMessage || e.message, aborted: ex.signal.aborted };
+    const e = attemptFailure(err);
+    // The provider's failure, or the gateway's own (reported as such, never as upstream_error).
+    failed =
+      e instanceof UpstreamError
+        ? { code: e.code, message: e.providerMessage || e.message, aborted: ex.signal.aborted }
+        : {
+            code: e.code,
+            message: e.message,
+            aborted: false,
+            refusal: { code: e.code, type: compatErrorBody(e).error.type },
+          };
     followed = true;
   } finally {
     // The consumer stopped reading (return()): the exchange still ends, as aborted by the client.

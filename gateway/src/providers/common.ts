@@ -1,4 +1,5 @@
 /** Helpers shared by several provider adapters. */
+import { jsonTooDeep, UPSTREAM_MAX_JSON_DEPTH } from '../json/depth.ts';
 import { badResponse, parseRetryAfter, streamCut, UpstreamError } from '../upstream/errors.ts';
 import {
   discard,
@@ -135,6 +136,11 @@ export async function statusError(
 }
 
 export function parseEventJson(data: string): unknown {
+  if (jsonTooDeep(data, UPSTREAM_MAX_JSON_DEPTH))
+    throw badResponse(
+      `upstream sent a stream event nested more than ${UPSTREAM_MAX_JSON_DEPTH} levels deep`,
+      502,
+    );
   try {
     return JSON.parse(data);
   } catch (err) {

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { DEFAULT_MAX_JSON_DEPTH, jsonTooDeep } from '../json/depth.ts';
 import { LIMITS } from './limits.ts';
 
 const textPart = z.object({ type: z.literal('text'), text: z.string() });
@@ -22,7 +23,17 @@ export const contentPart = z.discriminatedUnion('type', [textPart, imagePart], {
 const toolCall = z.object({
   id: z.string().min(1),
   type: z.literal('function'),
-  function: z.object({ name: z.string().min(1), arguments: z.string() }),
+  function: z.object({
+    name: z.string().min(1),
+    // JSON in a string: adapters that need an object (Anthropic, Gemini) parse it, so it is held to
+    // the same depth as a body.
+    arguments: z
+      .string()
+      .refine(
+        (s) => !jsonTooDeep(s, DEFAULT_MAX_JSON_DEPTH),
+        `must not nest more than ${DEFAULT_MAX_JSON_DEPTH} levels deep`,
+      ),
+  }),
 });
 
 export const message = z.object({

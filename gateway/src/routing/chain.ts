@@ -1,3 +1,4 @@
+import { GatewayError, InternalError } from '../errors/index.ts';
 import type { RuntimeSlot } from '../snapshot/runtime.ts';
 import { UpstreamError } from '../upstream/errors.ts';
 import type { Attempt } from './attempts.ts';
@@ -5,15 +6,27 @@ import type { ExecutionPlan } from './plan.ts';
 
 export type ChainResult<T> =
   | { ok: true; value: T; slot: RuntimeSlot; attempts: Attempt[]; started: number }
-  | { ok: false; error: UpstreamError; attempts: Attempt[]; allSkipped: boolean };
+  | {
+      ok: false;
+      error: UpstreamError;
+      attempts: Attempt[];
+      allSkipped: boolean;
+      /**
+       * The chain stopped on a failure that is not the provider's: a refusal of the request found
+       * inside an attempt (a GatewayError), or the gateway's own exception (an InternalError).
+       * Answered as that error, never as upstream_error, and no backup is tried for it.
+       */
+      refusal?: GatewayError;
+    };
 
-export const toUpstreamError = (err: unknown): UpstreamError =>
-  err instanceof UpstreamError
-    ? err
-    : new UpstreamError(`internal error calling the provider: ${(err as Error)?.message ?? String(err)}`, {
-        code: 'UPSTREAM_BAD_RESPONSE',
-        cause: err,
-      });
+/**
+ * What an exception thrown inside an attempt is. Adapters and the transport raise UpstreamError
+ * for everything the provider did (statuses, timeouts, connection failures, unusable answers); a
+ * GatewayError is a refusal of the request; anything else is the gateway's own failure (building
+ * the provider request, reading its answer), which a backup would only repeat.
+ */
+export const attemptFailure = (err: unknown): UpstreamError | GatewayError =>
+  err instanceof UpstreamError || err instanceof GatewayError ? err : new InternalError(err);
 
 const errorAttempt = (slot: RuntimeSlot, e: UpstreamError, started: number): Attempt => ({
   provider: slot.provider,
@@ -24,6 +37,15 @@ const errorAttempt = (slot: RuntimeSlot, e: UpstreamError, started: number): Att
     ...(e.status !== undefined ? { status: e.status } : {}),
     code: e.code,
   },
+  duration_ms: Math.round(performance.now() - started),
+});
+
+/** The attempt during which the gateway refused the request or failed itself: no provider fault in it. */
+const refusedAttempt = (slot: RuntimeSlot, e: GatewayError, started: number): Attempt => ({
+  provider: slot.provider,
+  model: slot.model,
+  status: 'error',
+  reason: { message: e.message, code: e.code },
   duration_ms: Math.round(performance.now() - started),
 });
 
@@ -42,6 +64,7 @@ export async function runChain<T>(
 ): Promise<ChainResult<T>> {
   const attempts: Attempt[] = [];
   let last: UpstreamError | undefined;
+  let refusal: GatewayError | undefined;
   let called = 0;
   for (const slot of plan.slots) {
     if (plan.guard?.check) {
@@ -68,8 +91,14 @@ export async function runChain<T>(
       });
       return { ok: true, value, slot, attempts, started };
     } catch (err) {
-      last = toUpstreamError(err);
       plan.guard?.release?.(slot);
+      const failure = attemptFailure(err);
+      if (failure instanceof GatewayError) {
+        refusal = failure;
+        attempts.push(refusedAttempt(slot, failure, started));
+        break;
+      }
+      last = failure;
       attempts.push(errorAttempt(slot, last, started));
       if (signal.aborted || !movesOn(last)) break;
     }
@@ -78,10 +107,11 @@ export async function runChain<T>(
     ok: false,
     error:
       last ??
-      new UpstreamError('every slot of the failover chain was skipped', {
+      new UpstreamError(refusal ? refusal.message : 'every slot of the failover chain was skipped', {
         code: 'UPSTREAM_UNSUPPORTED',
       }),
     attempts,
     allSkipped: called === 0,
+    ...(refusal ? { refusal } : {}),
   };
 }

@@ -3,15 +3,15 @@ import type { RuntimeSlot } from '../snapshot/runtime.ts';
 import { checkStructured } from '../structured/validate.ts';
 import { UpstreamError } from '../upstream/errors.ts';
 import type { Attempt } from './attempts.ts';
-import { runChain } from './chain.ts';
+import { type ChainResult, runChain } from './chain.ts';
 import { adapterFor, type ExecutionPlan } from './plan.ts';
 
-export { toUpstreamError } from './chain.ts';
+export { attemptFailure } from './chain.ts';
 
 /** How one request through the failover chain ended. */
 export type ChainOutcome =
   | { ok: true; result: CanonicalResult; slot: RuntimeSlot; attempts: Attempt[]; structured: unknown }
-  | { ok: false; error: UpstreamError; attempts: Attempt[]; allSkipped: boolean };
+  | Extract<ChainResult<unknown>, { ok: false }>;
 
 type StructuredCheck = ReturnType<typeof checkStructured> | undefined;
 

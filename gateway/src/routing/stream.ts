@@ -3,7 +3,7 @@ import type { ChatRequest, CompletionRequest, StreamEvent } from '../providers/t
 import type { RuntimeSlot } from '../snapshot/runtime.ts';
 import { UpstreamError } from '../upstream/errors.ts';
 import type { Attempt } from './attempts.ts';
-import { runChain } from './chain.ts';
+import { type ChainResult, runChain } from './chain.ts';
 import { adapterFor, type ExecutionPlan } from './plan.ts';
 
 export type OpenedStream =
@@ -15,7 +15,7 @@ export type OpenedStream =
       rest: AsyncIterator<StreamEvent>;
       started: number;
     }
-  | { ok: false; error: UpstreamError; attempts: Attempt[]; allSkipped: boolean };
+  | Extract<ChainResult<unknown>, { ok: false }>;
 
 /**
  * Opens a stream with failover: slots are tried in order until one yields its first event. From

@@ -183,5 +183,9 @@ export interface RuntimeState {
   queryUsage(projectId: string, q: UsageQuery): Promise<UsageRow[]>;
   /** Resolves once every settle issued so far is written (or given up on). For tests and shutdown. */
   flush(): Promise<void>;
-  close(): Promise<void>;
+  /**
+   * Stops taking writes; waits (at most `timeoutMs`, and never longer than the adapter's own limit)
+   * for those in flight or buffered, then drops what is left, counted and logged.
+   */
+  close(timeoutMs?: number): Promise<void>;
 }

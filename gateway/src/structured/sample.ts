@@ -84,8 +84,11 @@ function resolveRef(ref: string, root: unknown): unknown {
   return node;
 }
 
-function mergeAllOf(schema: Schema, ctx: Ctx): Schema {
-  const parts = Array.isArray(schema.allOf) ? schema.allOf : [];
+/** allOf parts merged per sample at most: parts that refer back to an enclosing schema would merge forever. */
+const MAX_MERGES = 1000;
+
+function mergeAllOf(schema: Schema, ctx: Ctx, merges = { left: MAX_MERGES }): Schema {
+  const parts = Array.isArray(schema.allOf) && merges.left-- > 0 ? schema.allOf : [];
   const merged: Schema = { ...schema };
   delete merged.allOf;
   const properties: Schema = isObject(schema.properties) ? { ...schema.properties } : {};
@@ -93,7 +96,7 @@ function mergeAllOf(schema: Schema, ctx: Ctx): Schema {
   for (const part of parts) {
     const p = deref(part, ctx);
     if (!isObject(p)) continue;
-    const flat = p.allOf ? mergeAllOf(p, ctx) : p;
+    const flat = p.allOf ? mergeAllOf(p, ctx, merges) : p;
     for (const [k, v] of Object.entries(flat)) {
       if (k === 'properties' && isObject(v)) Object.assign(properties, v);
       else if (k === 'required' && Array.isArray(v)) for (const r of v) required.add(String(r));

@@ -1,5 +1,7 @@
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
+import { GatewayError } from '../errors/index.ts';
+import { jsonTooDeep, UPSTREAM_MAX_JSON_DEPTH } from '../json/depth.ts';
 
 /**
  * Checks structured output against its JSON schema on the way back from the provider. Compiled
@@ -17,6 +19,20 @@ export class SchemaCompileError extends Error {
   readonly code = 'SCHEMA_INVALID';
 }
 
+const ENDLESS = 'the schema refers to itself without end (a $ref cycle that never reaches a value)';
+
+/** Values a validator is tried on once compiled: a schema that recurses on any value fails here. */
+const PROBES: readonly unknown[] = [null, {}, [], '', 0, true];
+
+function probe(fn: ValidateFunction): void {
+  try {
+    for (const v of PROBES) fn(v);
+  } catch (err) {
+    if (err instanceof RangeError) throw new SchemaCompileError(`invalid JSON schema: ${ENDLESS}`);
+    throw err;
+  }
+}
+
 function compile(schema: Record<string, unknown>): ValidateFunction {
   const cached = byObject.get(schema);
   if (cached) return cached;
@@ -30,6 +46,7 @@ function compile(schema: Record<string, unknown>): ValidateFunction {
     } catch (err) {
       throw new SchemaCompileError(`invalid JSON schema: ${(err as Error).message}`);
     }
+    probe(fn);
     if (byText.size >= MAX_TEXT_CACHE) byText.delete(byText.keys().next().value as string);
     byText.set(text, fn);
   }
@@ -49,6 +66,8 @@ export function checkStructured(
   schema: Record<string, unknown> | undefined,
 ): CheckResult {
   if (text === null) return { ok: false, message: 'the model returned no content' };
+  if (jsonTooDeep(text, UPSTREAM_MAX_JSON_DEPTH))
+    return { ok: false, message: `the model output nests more than ${UPSTREAM_MAX_JSON_DEPTH} levels deep` };
   let value: unknown;
   try {
     value = JSON.parse(text);
@@ -57,7 +76,18 @@ export function checkStructured(
   }
   if (!schema) return { ok: true, value };
   const fn = compile(schema);
-  if (fn(value)) return { ok: true, value };
+  let valid: boolean;
+  try {
+    valid = fn(value) as boolean;
+  } catch (err) {
+    // A $ref cycle the probes did not reach: the request's schema is at fault, not the model.
+    if (err instanceof RangeError)
+      throw new GatewayError('invalid_request', `The structured output schema is not valid: ${ENDLESS}.`, {
+        param: 'response_format',
+      });
+    throw err;
+  }
+  if (valid) return { ok: true, value };
   const e = fn.errors?.[0];
   return {
     ok: false,

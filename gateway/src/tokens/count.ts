@@ -88,5 +88,46 @@ export async function exactMessageTokens(
     encoder = undefined;
     throw err;
   });
-  return countWith((text) => (text.length === 0 ? 0 : exact.countTokens(text)), messages);
+  return countWith((text) => (text.length === 0 ? 0 : bounded(exact.countTokens, text)), messages);
+}
+
+/**
+ * Exact counting is not free: about 4 µs a character on text the encoding handles slowly (CJK,
+ * base64), and a run without a break (100,000 × "x") costs the square of its length, seconds for
+ * one request. So one synchronous stretch of work counts at most this many characters exactly,
+ * long runs in pieces, and estimates the rest: bounded time on the event loop whatever a body holds.
+ */
+const EXACT_CHARS_PER_TURN = 8192;
+const RUN_PIECE = 128;
+const LONG_RUN = /\S{129,}|\s{129,}/g;
+let exactLeft = EXACT_CHARS_PER_TURN;
+let refill = false;
+
+function takeExact(chars: number): boolean {
+  if (!refill) {
+    refill = true;
+    queueMicrotask(() => {
+      exactLeft = EXACT_CHARS_PER_TURN;
+      refill = false;
+    });
+  }
+  if (chars > exactLeft) return false;
+  exactLeft -= chars;
+  return true;
+}
+
+function bounded(count: (text: string) => number, text: string): number {
+  if (!takeExact(text.length)) return estimateText(text);
+  LONG_RUN.lastIndex = 0;
+  if (!LONG_RUN.test(text)) return count(text);
+  let n = 0;
+  let from = 0;
+  LONG_RUN.lastIndex = 0;
+  for (const m of text.matchAll(LONG_RUN)) {
+    if (m.index > from) n += count(text.slice(from, m.index));
+    for (let i = 0; i < m[0].length; i += RUN_PIECE) n += count(m[0].slice(i, i + RUN_PIECE));
+    from = m.index + m[0].length;
+  }
+  if (from < text.length) n += count(text.slice(from));
+  return n;
 }

@@ -6,6 +6,7 @@
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import { type Dispatcher, type FormData, Pool } from 'undici';
+import { jsonTooDeep, UPSTREAM_MAX_JSON_DEPTH } from '../json/depth.ts';
 import type { UpstreamTarget } from '../providers/types.ts';
 import { UpstreamError } from './errors.ts';
 
@@ -242,6 +243,15 @@ export async function readJson(res: UpstreamResponse): Promise<unknown> {
   } finally {
     res.deadline.done();
   }
+  if (jsonTooDeep(text, UPSTREAM_MAX_JSON_DEPTH))
+    throw new UpstreamError(
+      `upstream returned JSON nested more than ${UPSTREAM_MAX_JSON_DEPTH} levels deep`,
+      {
+        code: 'UPSTREAM_BAD_RESPONSE',
+        status: 502,
+        providerMessage: `the answer nests JSON more than ${UPSTREAM_MAX_JSON_DEPTH} levels deep`,
+      },
+    );
   try {
     return JSON.parse(text);
   } catch (err) {

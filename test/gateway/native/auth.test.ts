@@ -46,6 +46,14 @@ describe('native auth', () => {
     expect401(basic);
   });
 
+  it('the scheme is case-insensitive (RFC 9110 §11.1): BEARER, bearer, BeArEr are served', async () => {
+    for (const scheme of ['BEARER', 'bearer', 'BeArEr']) {
+      const r = await post(env.gw.url, body, { auth: `${scheme} ${API_KEY}` });
+      expect(r.status, scheme).toBe(200);
+    }
+    expect401(await post<ErrBody>(env.gw.url, body, { auth: `Bearerx ${API_KEY}` }));
+  });
+
   it('malformed key → 401', async () => {
     const r = await post<ErrBody>(env.gw.url, body, { auth: 'Bearer not-a-switchyard-key' });
     expect401(r);

@@ -1,4 +1,6 @@
 /** Canonical request → Gemini (Generative Language API v1beta) URL and body. */
+
+import { DEFAULT_MAX_JSON_DEPTH, jsonTooDeep } from '../../json/depth.ts';
 import {
   guessImageMime,
   isObject,
@@ -94,7 +96,7 @@ function pushContent(out: Content[], role: 'user' | 'model', parts: Part[]): voi
 function toolResponse(content: ChatMessage['content']): Record<string, unknown> {
   const text = textOf(content);
   const c = text.charCodeAt(0);
-  if (c === 123 /* { */) {
+  if (c === 123 /* { */ && !jsonTooDeep(text, DEFAULT_MAX_JSON_DEPTH)) {
     try {
       const parsed: unknown = JSON.parse(text);
       if (isObject(parsed)) return parsed;

@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import { logEntryJson } from '../entry-json.ts';
 import { USAGE_TTL_SEC } from '../keys.ts';
 import { type LogRow, pageLogs } from '../log-pager.ts';
 import type { LogPage, LogQuery, RuntimeState, StateWrite, UsageQuery, UsageRow } from '../types.ts';
@@ -81,7 +82,7 @@ export class MemoryRuntimeState implements RuntimeState {
           log = new ProjectLog();
           this.#logs.set(s.projectId, log);
         }
-        log.add(JSON.stringify(s.log), s.logCap);
+        log.add(logEntryJson(s.log), s.logCap);
       }
       if (s.usage) {
         let hours = this.#usage.get(s.projectId);

@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { Counter, Registry } from 'prom-client';
 import type { StateClient } from '../connect.ts';
+import { logEntryJson } from '../entry-json.ts';
 import { LOG_FIELD, STATE_KEYS, USAGE_TTL_SEC } from '../keys.ts';
 import { type LogRow, pageLogs } from '../log-pager.ts';
 import { type StateWriteMetrics, stateWriteMetrics } from '../metrics.ts';
@@ -68,9 +69,9 @@ function batchArgs(
   for (const s of batch) {
     if (s.log) {
       try {
-        entries.push(JSON.stringify(s.log));
+        entries.push(logEntryJson(s.log));
       } catch (err) {
-        // Only JSON.stringify can fail here (a cyclic or BigInt customer_data): no retry will help.
+        // Not expected (logEntryJson stores what it cannot serialise without it): no retry will help.
         bad.push({ s, err });
         continue;
       }
@@ -340,15 +341,23 @@ export class RedisRuntimeState implements RuntimeState {
     return new Promise((resolve) => this.#idle.push(resolve));
   }
 
-  async close(): Promise<void> {
+  async close(timeoutMs = this.#closeTimeoutMs): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
     let timer: NodeJS.Timeout | undefined;
-    await Promise.race([this.flush(), new Promise((r) => (timer = setTimeout(r, this.#closeTimeoutMs)))]);
+    const waitMs = Math.min(timeoutMs, this.#closeTimeoutMs);
+    await Promise.race([this.flush(), new Promise((r) => (timer = setTimeout(r, waitMs)))]);
     clearTimeout(timer);
     clearTimeout(this.#timer);
     this.#timer = undefined;
+    const unflushed = this.#buffer.size + this.#inflight;
     for (const s of this.#buffer.take(this.#buffer.size)) this.#drop(s, 'shut down with redis unreachable');
+    if (unflushed > 0)
+      this.#logger.error({
+        msg: 'state: shut down before these request-log entries and usage increments were written',
+        unflushed_settlements: unflushed,
+        redis: this.#client.status,
+      });
     this.#metrics.bufferSize.set(0);
     if (this.#dropsUnlogged > 0) {
       this.#lastDropLog = -Infinity;

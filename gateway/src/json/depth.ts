@@ -1,0 +1,56 @@
+/**
+ * JSON nesting depth, measured on the text before it is parsed. V8's JSON.parse does not recurse,
+ * but nearly everything that handles the parsed value does (JSON.stringify, zod, Ajv, YAML, our
+ * own walkers), and a few thousand levels overflow the stack there, far from the request. Bounding
+ * the depth where text becomes a value keeps every later walk shallow.
+ */
+
+/** Nesting a request body may have (objects and arrays count one level each). */
+export const DEFAULT_MAX_JSON_DEPTH = 64;
+
+/** Nesting a provider's answer may have: far above any real answer, far below the stack's limit. */
+export const UPSTREAM_MAX_JSON_DEPTH = 256;
+
+// Structural characters and quotes; everything else (numbers, literals, whitespace) is skipped natively.
+const STRUCTURE = /["[\]{}]/g;
+
+/**
+ * The deepest nesting of a JSON text, or `limit + 1` as soon as it is exceeded (the scan stops
+ * there). Brackets inside strings do not count. The text need not be valid JSON: invalid text is
+ * JSON.parse's to refuse.
+ */
+export function jsonDepth(text: string, limit = Number.POSITIVE_INFINITY): number {
+  let depth = 0;
+  let deepest = 0;
+  STRUCTURE.lastIndex = 0;
+  for (let m = STRUCTURE.exec(text); m !== null; m = STRUCTURE.exec(text)) {
+    const c = text.charCodeAt(m.index);
+    if (c === 34 /* " */) {
+      STRUCTURE.lastIndex = stringEnd(text, m.index + 1);
+      continue;
+    }
+    if (c === 91 /* [ */ || c === 123 /* { */) {
+      depth++;
+      if (depth > deepest) {
+        deepest = depth;
+        if (deepest > limit) return deepest;
+      }
+    } else if (depth > 0) depth--;
+  }
+  return deepest;
+}
+
+/** Index just past the quote that closes the string whose content starts at `from`. */
+function stringEnd(text: string, from: number): number {
+  let i = from;
+  for (;;) {
+    const q = text.indexOf('"', i);
+    if (q === -1) return text.length;
+    let slashes = 0;
+    for (let j = q - 1; j >= from && text.charCodeAt(j) === 92 /* \ */; j--) slashes++;
+    if (slashes % 2 === 0) return q + 1;
+    i = q + 1;
+  }
+}
+
+export const jsonTooDeep = (text: string, limit: number): boolean => jsonDepth(text, limit) > limit;
