@@ -182,6 +182,10 @@ const compatShape = (j: unknown): boolean => {
     (e.code === null || isString(e.code))
   );
 };
+const messagesShape = (j: unknown): boolean => {
+  const e = j as { type?: unknown; error?: Record<string, unknown> } | undefined;
+  return !!e && e.type === 'error' && !!e.error && isString(e.error.type) && isString(e.error.message);
+};
 
 /** The invariant of every single answer. */
 function expectSane(ep: Endpoint, c: Call, r: Reply): void {
@@ -195,7 +199,9 @@ function expectSane(ep: Endpoint, c: Call, r: Reply): void {
       ? nativeShape(r.json)
       : ep.surface === 'compat'
         ? compatShape(r.json)
-        : nativeShape(r.json) || compatShape(r.json);
+        : ep.surface === 'messages'
+          ? messagesShape(r.json)
+          : nativeShape(r.json) || compatShape(r.json) || messagesShape(r.json);
   expect(shaped, what).toBe(true);
 }
 

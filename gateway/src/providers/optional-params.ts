@@ -55,5 +55,5 @@ export function setParams(req: ChatRequest | CompletionRequest): [OptionalParam,
  * honour it. The message names the parameter the way the client spelled it.
  */
 export function refuseParam(provider: string, param: string, why: string): UpstreamError {
-  return unsupported(`${provider} cannot honour the parameter "${param}": ${why}`);
+  return unsupported(`${provider} cannot honour the parameter "${param}": ${why}`, param);
 }

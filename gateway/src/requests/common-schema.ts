@@ -49,12 +49,25 @@ export const message = z.object({
 });
 export type MessageInput = z.infer<typeof message>;
 
+/**
+ * A function's parameters: a JSON schema of an object (or no `type`, read as one), which is what
+ * every provider requires; anything else would be the provider's refusal reported as an upstream error.
+ */
+export const isObjectSchema = (v: unknown): v is Record<string, unknown> =>
+  !!v &&
+  typeof v === 'object' &&
+  !Array.isArray(v) &&
+  ((v as { type?: unknown }).type === undefined || (v as { type?: unknown }).type === 'object');
+
 export const tool = z.object({
   type: z.literal('function'),
   function: z.object({
     name: z.string().regex(/^[a-zA-Z0-9_-]{1,64}$/, 'tool names are 1-64 letters, digits, _ or -'),
     description: z.string().max(4096).optional(),
-    parameters: z.record(z.string(), z.unknown()).optional(),
+    parameters: z
+      .record(z.string(), z.unknown())
+      .refine(isObjectSchema, 'must be a JSON schema of type "object"')
+      .optional(),
     strict: z.boolean().nullable().optional(),
   }),
 });

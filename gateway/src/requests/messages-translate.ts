@@ -1,6 +1,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { GatewayError } from '../errors/index.ts';
 import type { ChatMessage, ContentPart, NativeRequest, ToolCall } from '../providers/types.ts';
+import { isObjectSchema } from './common-schema.ts';
 import { nativeMessages } from './messages-native.ts';
 import {
   BLOCK_TYPES,
@@ -237,10 +238,14 @@ function tools(raw: unknown[] | undefined): NativeBody['tools'] {
         param: `tools[${i}].name`,
       });
     const schema = obj.input_schema;
-    if (!schema || typeof schema !== 'object' || Array.isArray(schema))
-      throw new GatewayError('invalid_request', 'Invalid tool: input_schema must be a JSON schema object.', {
-        param: `tools[${i}].input_schema`,
-      });
+    if (!isObjectSchema(schema))
+      throw new GatewayError(
+        'invalid_request',
+        'Invalid tool: input_schema must be a JSON schema of type "object".',
+        {
+          param: `tools[${i}].input_schema`,
+        },
+      );
     for (const key of Object.keys(obj))
       if (!['type', 'name', 'description', 'input_schema', 'cache_control'].includes(key) && obj[key] != null)
         throw refuse(`tools[${i}].${key}`, `The tool field "${key}" is not supported by this gateway.`);

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { GatewayError } from '../errors/index.ts';
 import type { ChatMessage, ContentPart, ToolCall } from '../providers/types.ts';
+import { isObjectSchema } from './common-schema.ts';
 import type { NativeBody } from './native-schema.ts';
 import {
   INPUT_ITEMS,
@@ -294,10 +295,14 @@ function tools(raw: unknown[] | null | undefined): NativeBody['tools'] {
       throw new GatewayError('invalid_request', 'Invalid tool: names are 1-64 letters, digits, _ or -.', {
         param: `tools[${i}].name`,
       });
-    if (parameters != null && (typeof parameters !== 'object' || Array.isArray(parameters)))
-      throw new GatewayError('invalid_request', 'Invalid tool: parameters must be a JSON schema object.', {
-        param: `tools[${i}].parameters`,
-      });
+    if (parameters != null && !isObjectSchema(parameters))
+      throw new GatewayError(
+        'invalid_request',
+        'Invalid tool: parameters must be a JSON schema of type "object".',
+        {
+          param: `tools[${i}].parameters`,
+        },
+      );
     return {
       type: 'function' as const,
       function: {

@@ -49,6 +49,18 @@ const refusedAttempt = (slot: RuntimeSlot, e: GatewayError, started: number): At
   duration_ms: Math.round(performance.now() - started),
 });
 
+/**
+ * Every slot that was tried refused the request before sending it (a parameter or content its
+ * provider cannot take): nothing failed at a provider, so the client is told what to change.
+ */
+function nothingCanServe(attempts: Attempt[], last: UpstreamError): GatewayError {
+  const reasons = attempts.filter((a) => a.status === 'error').map((a) => a.reason?.message ?? '');
+  const message = `No provider of this workflow can serve the request: ${[...new Set(reasons)].join('; ')}.`;
+  return last.param
+    ? new GatewayError('unsupported_parameter', message, { param: last.param })
+    : new GatewayError('invalid_request', message);
+}
+
 /** Whether to try the next slot after this failure. Unsupported means "this slot can't", not "the input is bad". */
 const movesOn = (e: UpstreamError): boolean => e.retryable || e.code === 'UPSTREAM_UNSUPPORTED';
 
@@ -103,6 +115,12 @@ export async function runChain<T>(
       if (signal.aborted || !movesOn(last)) break;
     }
   }
+  if (
+    !refusal &&
+    last &&
+    attempts.every((a) => a.status !== 'error' || a.reason?.code === 'UPSTREAM_UNSUPPORTED')
+  )
+    refusal = nothingCanServe(attempts, last);
   return {
     ok: false,
     error:

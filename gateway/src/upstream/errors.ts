@@ -79,7 +79,7 @@ export const UPSTREAM_ERRORS: Readonly<Record<UpstreamErrorCode, UpstreamErrorCl
     httpStatus: 502,
     status: undefined,
     description:
-      'The provider cannot serve this request (request kind or parameter), so nothing was sent. Not retryable on the same slot; the chain still tries the next slot, whose provider may serve it.',
+      'The provider cannot serve this request (request kind, parameter or content), so nothing was sent. Not retryable on the same slot; the chain still tries the next slot, whose provider may serve it. When no slot can, the client is refused with 400, not told of a provider failure.',
   },
   UPSTREAM_ABORTED: {
     retryable: false,
@@ -103,6 +103,8 @@ export interface UpstreamErrorInit {
   retryAfterMs?: number | undefined;
   /** Provider's own error type/code (e.g. `rate_limit_error`, `RESOURCE_EXHAUSTED`), when given. */
   providerCode?: string | undefined;
+  /** UPSTREAM_UNSUPPORTED: the request parameter the slot cannot honour, as the client spelled it. */
+  param?: string | undefined;
   cause?: unknown;
 }
 
@@ -126,6 +128,7 @@ export class UpstreamError extends Error {
   providerMessage: string;
   retryAfterMs: number | undefined;
   providerCode: string | undefined;
+  param: string | undefined;
 
   constructor(message: string, init: UpstreamErrorInit) {
     super(message, init.cause === undefined ? undefined : { cause: init.cause });
@@ -136,6 +139,7 @@ export class UpstreamError extends Error {
     this.providerMessage = init.providerMessage ?? '';
     this.retryAfterMs = init.retryAfterMs;
     this.providerCode = init.providerCode;
+    this.param = init.param;
   }
 
   /** HTTP status reported to clients (UPSTREAM_ERRORS). */
@@ -149,8 +153,8 @@ export function isRetryableStatus(status: number): boolean {
   return status === 429 || status === 408 || status >= 500;
 }
 
-export function unsupported(what: string): UpstreamError {
-  return new UpstreamError(what, { code: 'UPSTREAM_UNSUPPORTED', providerMessage: what });
+export function unsupported(what: string, param?: string): UpstreamError {
+  return new UpstreamError(what, { code: 'UPSTREAM_UNSUPPORTED', providerMessage: what, param });
 }
 
 export function badResponse(message: string, status?: number, cause?: unknown): UpstreamError {

@@ -592,11 +592,15 @@ describe.each(CASES)('$name', (c) => {
       expect(upstream).toHaveLength(1);
       expect(upstream[0]!.body).toEqual({ ...baseBody(target), ...want.body });
     } else {
-      // The only slot cannot honour it: nothing reaches the provider and the client hears why.
+      // The only slot cannot honour it: nothing reaches the provider and the client hears what to change.
       expect(upstream).toEqual([]);
-      expect(res.status).toBe(502);
+      expect(res.status).toBe(400);
       const err = (res.json as ErrorBody).error;
-      expect(err.code).toBe('upstream_error');
+      expect(err).toMatchObject({
+        code: 'unsupported_parameter',
+        param: want.refused,
+        type: 'invalid_request_error',
+      });
       expect(err.message).toContain(`"${want.refused}"`);
     }
   });

@@ -396,8 +396,8 @@ describe.each(CASES)('$name', (c) => {
     const upstream = sim.requests().filter((r) => r.provider === TARGETS[t].sim);
     if ('refused' in want) {
       expect(upstream).toEqual([]);
-      expect(res.status).toBe(502);
-      expect((res.json as ErrorBody).error).toMatchObject({ type: 'api_error' });
+      expect(res.status).toBe(400);
+      expect((res.json as ErrorBody).error).toMatchObject({ type: 'invalid_request_error' });
       expect((res.json as ErrorBody).error.message).toContain(`"${want.refused}"`);
       return;
     }

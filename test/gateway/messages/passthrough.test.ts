@@ -508,7 +508,7 @@ describe('top_k on translated providers', () => {
     await ask('cohere');
     expect(sim.requests().find((r) => r.provider === 'cohere')?.body).toMatchObject({ k: 40 });
     const err = await ask('bedrock').catch((e: unknown) => e);
-    expect((err as InstanceType<typeof Anthropic.APIError>).status).toBe(502);
+    expect((err as InstanceType<typeof Anthropic.APIError>).status).toBe(400);
     const body = (err as InstanceType<typeof Anthropic.APIError>).error as { error: { message: string } };
     expect(body.error.message).toContain('cannot honour the parameter "top_k"');
     expect(sim.requests().filter((r) => r.provider === 'bedrock')).toEqual([]);

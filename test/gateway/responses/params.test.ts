@@ -250,7 +250,8 @@ describe.each(CASES)('$name', (c) => {
     const upstream = sim.requests().filter((r) => r.provider === TARGETS[t].sim);
     if ('refused' in want) {
       expect(upstream).toEqual([]);
-      expect(res.status).toBe(502);
+      expect(res.status).toBe(400);
+      expect((res.json as ErrorBody).error).toMatchObject({ code: 'unsupported_parameter' });
       expect((res.json as ErrorBody).error.message).toContain(`"${want.refused}"`);
       return;
     }

@@ -30,7 +30,7 @@ export interface Call {
 export interface Endpoint {
   name: string;
   /** The error shape of its answers; `either` for paths no route serves. */
-  surface: 'native' | 'compat' | 'either';
+  surface: 'native' | 'compat' | 'messages' | 'either';
   /** Authenticated requests (any key of the project) get a request-log entry. */
   logged: boolean;
   runs: number;
@@ -114,6 +114,37 @@ const COMPAT_CHAT: Record<string, unknown>[] = [
   },
 ];
 
+const RESPONSES: Record<string, unknown>[] = [
+  { model: 'chat-wf', input: 'hello there', instructions: 'be brief', max_output_tokens: 20 },
+  {
+    model: 'claude-wf',
+    input: [{ role: 'user', content: [{ type: 'input_text', text: 'hello there' }] }],
+    stream: true,
+    tools: [{ type: 'function', name: 'lookup', parameters: { type: 'object', properties: {} } }],
+  },
+  {
+    model: 'gem-wf',
+    input: 'a person please',
+    text: { format: { type: 'json_schema', name: 'p', schema: PERSON } },
+    store: false,
+  },
+];
+
+const MESSAGES: Record<string, unknown>[] = [
+  { model: 'claude-wf', max_tokens: 64, messages: user, system: 'be brief' },
+  {
+    model: 'chat-wf',
+    max_tokens: 64,
+    stream: true,
+    messages: [
+      ...user,
+      { role: 'assistant', content: [{ type: 'tool_use', id: 'tu_1', name: 'lookup', input: { q: 'x' } }] },
+      { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'tu_1', content: 'found' }] },
+    ],
+    tools: [{ name: 'lookup', input_schema: { type: 'object', properties: { q: { type: 'string' } } } }],
+  },
+];
+
 const CONSOLE_BODY = {
   name: 'fz-1',
   provider: 'oai',
@@ -169,6 +200,9 @@ export function endpoints(runs: number, channels: () => string[]): Endpoint[] {
   const consoleBodies = fc
     .tuple(bodies([CONSOLE_BODY]), fc.constantFrom('fz-1', 'fz-2', 'fz-3'))
     .map(([b, name]) => b.replace('"fz-1"', JSON.stringify(name)));
+  // A client resolves `.` and `..` segments (also percent-encoded) before sending: such an id leaves
+  // the surface's path, and its answer is then a path no route serves.
+  const responseId = pathParam.filter((p) => !/^(?:\.|%2e){1,2}$/i.test(p));
   const qs = (known: string[]) => queryString(known).map((q) => (q ? `?${q}` : ''));
   return [
     {
@@ -392,6 +426,54 @@ export function endpoints(runs: number, channels: () => string[]): Endpoint[] {
       ),
     },
     {
+      name: 'POST /v1/responses',
+      surface: 'compat',
+      logged: true,
+      runs,
+      call: post(
+        prefix.map((p) => `${p}/responses`),
+        bodies(RESPONSES),
+        'ai',
+      ),
+    },
+    {
+      name: 'GET, DELETE /v1/responses/{id}, /input_items',
+      surface: 'compat',
+      logged: false,
+      runs: Math.ceil(runs / 3),
+      call: fc.oneof(
+        get(
+          fc
+            .tuple(prefix, responseId, fc.constantFrom('', '/input_items'), qs(['limit', 'order', 'after']))
+            .map(([p, id, rest, q]) => `${p}/responses/${id}${rest}${q}`),
+          'ai',
+        ),
+        fc.record({
+          method: fc.constant('DELETE' as const),
+          path: fc.tuple(prefix, responseId).map(([p, id]) => `${p}/responses/${id}`),
+          credential: credential('ai'),
+        }),
+      ),
+    },
+    {
+      name: 'POST /v1/messages, /messages/count_tokens',
+      surface: 'messages',
+      logged: true,
+      runs,
+      call: fc.oneof(
+        post(
+          prefix.map((p) => `${p}/messages`),
+          bodies(MESSAGES),
+          'ai',
+        ),
+        post(
+          prefix.map((p) => `${p}/messages/count_tokens`),
+          bodies([{ model: 'claude-wf', messages: user, system: 'be brief' }]),
+          'ai',
+        ),
+      ),
+    },
+    {
       name: 'paths no route serves',
       surface: 'either',
       logged: false,
@@ -401,8 +483,8 @@ export function endpoints(runs: number, channels: () => string[]): Endpoint[] {
         path: fc.oneof(
           fc.tuple(prefix, pathParam).map(([p, x]) => `${p}/${x}`),
           fc.constantFrom(
-            '/v1/responses',
             '/v1/completions',
+            '/v1/messages/batches',
             '/v1/files/x',
             '/',
             '/v2/ai',

@@ -120,7 +120,7 @@ export function anthropicBody(
       body.tools = req.tools.map((t) => ({
         name: t.function.name,
         description: t.function.description,
-        input_schema: t.function.parameters ?? { type: 'object', properties: {} },
+        input_schema: { type: 'object', properties: {}, ...t.function.parameters },
       }));
       const tc = mapToolChoice(req.tool_choice, req.parallel_tool_calls !== false);
       if (tc) body.tool_choice = tc;

@@ -174,7 +174,7 @@ export function buildConverseBody(req: ChatRequest | CompletionRequest): string 
         toolSpec: {
           name: t.function.name,
           description: t.function.description,
-          inputSchema: { json: t.function.parameters ?? { type: 'object', properties: {} } },
+          inputSchema: { json: { type: 'object', properties: {}, ...t.function.parameters } },
         },
       }));
       const choice = toolChoice(req.tool_choice);

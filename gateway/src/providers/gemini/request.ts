@@ -1,6 +1,7 @@
 /** Canonical request → Gemini (Generative Language API v1beta) URL and body. */
 
 import { DEFAULT_MAX_JSON_DEPTH, jsonTooDeep } from '../../json/depth.ts';
+import { unsupported } from '../../upstream/errors.ts';
 import {
   guessImageMime,
   isObject,
@@ -247,6 +248,8 @@ export function buildGeminiGenerateBody(req: ChatRequest | CompletionRequest, mo
       system.push(JSON_ONLY_INSTRUCTION);
     }
   }
+  if (contents.length === 0)
+    throw unsupported('gemini needs a message with content, and every message of this request is empty');
   if (system.length > 0) body.systemInstruction = { parts: [{ text: system.join('\n\n') }] };
   if (req.temperature !== undefined) generationConfig.temperature = req.temperature;
   if (req.top_p !== undefined) generationConfig.topP = req.top_p;
