@@ -19,6 +19,8 @@ import { createRuntimeState } from './state/index.ts';
 import type { RuntimeState } from './state/types.ts';
 import { createStores } from './stores.ts';
 import { warmTokenizer } from './tokens/count.ts';
+import { TRACING_OFF } from './tracing/off.ts';
+import type { Tracing } from './tracing/types.ts';
 import { closeUpstreamPools } from './upstream/http.ts';
 import { WebhookDispatcher } from './webhooks/dispatcher.ts';
 
@@ -79,6 +81,11 @@ export interface GatewayOptions {
   async?: Partial<AsyncConfig>;
   /** The console API's backend (cluster or config folder); the console API is off without one. */
   console?: ConsoleBackend;
+  /**
+   * OpenTelemetry traces (tracing/index.ts `startTracing` builds it from the environment); off when
+   * omitted. The gateway closes it, flushing what is left, when it closes.
+   */
+  tracing?: Tracing;
 }
 
 /**
@@ -93,6 +100,7 @@ export function createGateway(store: SnapshotStore, opts: GatewayOptions = {}): 
   const registry = metrics.registry;
   const state = opts.state ? opts.state(metrics, logger) : createRuntimeState({ registry, logger });
   const now = opts.now ?? (() => Date.now());
+  const tracing = opts.tracing ?? TRACING_OFF;
   const asyncConfig = { ...asyncConfigFromEnv(), ...opts.async };
   const stores = createStores(state.redis, { now, logger, async: asyncConfig });
   const settle = createSettle({ metrics, state, logger, now });
@@ -104,6 +112,7 @@ export function createGateway(store: SnapshotStore, opts: GatewayOptions = {}): 
     registry,
     logger,
     now,
+    tracing,
   });
 
   const limits = limitsAndCaps({
@@ -146,6 +155,7 @@ export function createGateway(store: SnapshotStore, opts: GatewayOptions = {}): 
     runner: stores.runner,
     bus: stores.bus,
     webhooks,
+    tracing,
   });
 
   let closing = false;
@@ -161,6 +171,7 @@ export function createGateway(store: SnapshotStore, opts: GatewayOptions = {}): 
     sessions: stores.sessions,
     storedResponses: stores.responses,
     console: opts.console,
+    tracing,
   });
   // Draining (the pod is out of its Service's endpoints by now): every answer closes its connection,
   // so a keep-alive client sends its next request on a new connection, to a pod that stays, rather
@@ -221,6 +232,8 @@ export function createGateway(store: SnapshotStore, opts: GatewayOptions = {}): 
       // Settled requests are written before the process goes (close waits a bounded time for them).
       await state.close();
       await closeUpstreamPools();
+      // Last: every span of the work above has ended by now.
+      await tracing.close();
     },
   };
 }

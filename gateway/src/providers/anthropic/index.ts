@@ -38,6 +38,7 @@ function streamImpl(
         headers: anthropicHeaders(target),
         body: buildAnthropicBody(target, req, true),
         signal: ctx.signal,
+        trace: ctx.trace,
       };
     },
     anthropicStatusError,
@@ -60,6 +61,7 @@ export const anthropicAdapter: ProviderAdapter = {
       headers: anthropicHeaders(target),
       body: buildAnthropicBody(target, req, false),
       signal: ctx.signal,
+      trace: ctx.trace,
     });
     if (res.status < 200 || res.status >= 300) throw await anthropicStatusError(res);
     const chat = parseAnthropicMessage(await readJson(res), target.model);
