@@ -63,6 +63,11 @@ beforeAll(async () => {
       workflow('streamer', { provider: 'oai', model: STREAM_MODEL }),
       workflow('later', { provider: 'oai', model: 'gpt-4o-mini' }),
       workflow('moderation', { provider: 'oai', model: 'gpt-4o-mini', eventName: 'content.moderate' }),
+      workflow('memo', {
+        provider: 'oai',
+        model: 'gpt-4o-mini',
+        sessionMemory: { enabled: true, summarizeAtTokens: 200 },
+      }),
     ],
     { tracing },
   );
@@ -463,6 +468,62 @@ describe('an async request with its webhook', () => {
     const done = one(spans, (s) => s.name === 'webhook task.completed', 'task.completed');
     expect(done.parentSpanId).toBe(step.spanId);
     expect(completed.headers.traceparent).toBe(`00-${client.traceId}-${done.spanId}-01`);
+  });
+});
+
+describe('a session summary', () => {
+  it('is a span under the request whose turn crossed the threshold, with its own provider call', async () => {
+    let session: string | undefined;
+    const turns = new Map<string, ReturnType<typeof clientContext>>();
+    let summary: Json;
+    for (let i = 1; i <= 12 && !summary; i++) {
+      const client = clientContext();
+      turns.set(client.traceId, client);
+      const r = await post(
+        '/v1/ai',
+        {
+          workflow: 'memo',
+          format: 'wrapped',
+          ...(session ? { session_id: session } : {}),
+          messages: [
+            {
+              role: 'user',
+              content: `Turn ${i}: item ${i} costs ${i * 7} dollars and ships from warehouse ${i}.`,
+            },
+          ],
+        },
+        { traceparent: client.traceparent },
+      );
+      expect(r.status).toBe(200);
+      session ??= r.body.meta.session_id as string;
+      await gw.gateway.sessionWorkDone();
+      await gw.gateway.state.flush();
+      const logs = await gw.gateway.state.queryLogs(PROJECT_ID, {
+        session_id: session,
+        type: 'session_summary',
+        limit: 5,
+      });
+      summary = logs.entries[0];
+    }
+    expect(summary, 'a summary ran').toBeDefined();
+    const client = turns.get(summary.trace_id)!;
+    expect(client, 'the summary is in the trace of one of the turns').toBeDefined();
+    const spans = await traceOf(client.traceId, 4);
+    const server = one(spans, (s) => s.parentSpanId === client.spanId, 'the turn server span');
+    const span = one(spans, (s) => s.name === 'switchyard.session.summary', 'the summary span');
+    expect(span.kind).toBe('internal');
+    expect(span.parentSpanId).toBe(server.spanId);
+    expect(span.attributes).toMatchObject({
+      'switchyard.request_log_id': summary.request_log_id,
+      'switchyard.workflow': 'memo',
+      'gen_ai.conversation.id': session,
+      'gen_ai.operation.name': 'chat',
+      'gen_ai.response.model': 'gpt-4o-mini',
+      'switchyard.outcome': 'success',
+    });
+    const [call] = childrenOf(spans, span);
+    expect(call!.name).toBe('chat gpt-4o-mini');
+    expect(call!.attributes['gen_ai.usage.output_tokens']).toBe(summary.usage.completion_tokens);
   });
 });
 

@@ -49,6 +49,8 @@ import type {
 // tracer provider, no context manager): every span is started from an explicit parent context.
 
 const SCOPE = 'switchyard-gateway';
+/** How long closing waits for the last spans to be exported. */
+const CLOSE_WAIT_MS = 5_000;
 const propagator = new W3CTraceContextPropagator();
 
 function contextOf(span: Span): TraceContext {
@@ -272,8 +274,15 @@ class OtelTracing implements Tracing {
     return this.#provider.forceFlush();
   }
 
+  /** At most CLOSE_WAIT_MS: a collector that went away must not hold up a pod's exit. */
   async close(): Promise<void> {
-    await this.#provider.shutdown();
+    let timer: NodeJS.Timeout | undefined;
+    const waited = new Promise<void>((r) => {
+      timer = setTimeout(r, CLOSE_WAIT_MS);
+      timer.unref();
+    });
+    await Promise.race([this.#provider.shutdown().catch(() => undefined), waited]);
+    clearTimeout(timer);
     diag.disable();
   }
 }
