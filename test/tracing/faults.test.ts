@@ -119,14 +119,17 @@ describe('trace context across a killed gateway (fleet of 2, one Redis)', () => 
       return parts[1] === traceOf.get(String(d.json.channel_id))!.traceId;
     });
 
-    // What the collector got: the survivor exported everything; the killed pod what it had sent.
+    // What the collector got: the killed pod what it had sent; the survivor, stopped cleanly (it
+    // exports what is left when it stops), everything.
+    await survivor!.kill('SIGTERM');
     const spans = await collector.waitFor((all) => {
-      const accepted = all.filter((s) => s.name === 'POST /v1/ai/async' && traceOf.size > 0);
+      const accepted = all.filter((s) => s.name === 'POST /v1/ai/async');
       return accepted.length >= N ? all : undefined;
     }, 20_000);
     let withAccept = 0;
     let withJob = 0;
     let rerunWithJob = 0;
+    let rerunWithWebhook = 0;
     let withWebhook = 0;
     for (const { traceId, spanId } of traceOf.values()) {
       const t = spans.filter((s) => s.traceId === traceId);
@@ -136,22 +139,28 @@ describe('trace context across a killed gateway (fleet of 2, one Redis)', () => 
       const jobs = t.filter((s) => s.name === 'switchyard.async.job' && s.parentSpanId === accept.spanId);
       if (jobs.length > 0) withJob++;
       if (jobs.length > 0 && rerunTraces.some((r) => r.traceId === traceId)) rerunWithJob++;
-      if (t.some((s) => s.name.startsWith('webhook ai.') && jobs.some((j) => j.spanId === s.parentSpanId)))
-        withWebhook++;
+      const hooked = t.some(
+        (s) => s.name.startsWith('webhook ai.') && jobs.some((j) => j.spanId === s.parentSpanId),
+      );
+      if (hooked) withWebhook++;
+      if (hooked && rerunTraces.some((r) => r.traceId === traceId)) rerunWithWebhook++;
     }
     console.log(
       `tracing/faults: jobs=${N} killed gateway 0 100 ms after the last was accepted; provider calls=${[...calls.values()].reduce((a, b) => a + b, 0)}, ` +
         `jobs run again after the kill=${rerunTraces.length}; result deliveries=${deliveries.length} ` +
         `(channels ${new Set(deliveries.map((d) => d.json.channel_id)).size}), in the accepting trace=${inTrace.length}; ` +
         `exported traces with the accept span=${withAccept}, with a job span under it=${withJob} ` +
-        `(of the jobs run again: ${rerunWithJob}), with a webhook span under a job=${withWebhook}`,
+        `(of the jobs run again: ${rerunWithJob}), with a webhook span under a job=${withWebhook} (of the jobs run again: ${rerunWithWebhook})`,
     );
     // Every delivery, a repeat after the kill included, continues the trace of its accepted request.
     expect(inTrace).toHaveLength(deliveries.length);
     expect(withAccept).toBe(N);
     // A job finished on the killed pod may have lost its spans with it (not yet exported); one it
     // held unfinished ran again on the survivor, whose spans all arrived, in the accepted trace.
+    // Everything after the kill ran on the survivor: a job run again there has its job span and
+    // its webhook's span, in the accepted trace.
     expect(rerunWithJob).toBe(rerunTraces.length);
+    expect(rerunWithWebhook).toBe(rerunTraces.length);
     expect(withJob).toBeGreaterThanOrEqual(N - 20);
     expect(withWebhook).toBeGreaterThan(0);
   }, 120_000);

@@ -537,14 +537,41 @@ describe('export settings', () => {
       },
       pino({ level: 'silent' }),
     );
-    const step = json.step('callback', 'json.probe', undefined, { 'probe.n': 3 });
-    step.end();
+    // A webhook attempt to a receiver that answered 503, with no emitter's context: a trace of its own.
+    const hook = json.webhook({
+      id: 'msg_probe',
+      projectId: 'team.probe',
+      url: 'https://hooks.example:8443/in?token=secret',
+      event: 'ai.response',
+      body: '{}',
+      attempt: 2,
+      replay: 0,
+    });
+    hook.end('retry', 503, { type: '503', message: 'HTTP 503' });
     await json.close();
-    const span = await collector.waitFor((all) => all.find((s) => s.name === 'json.probe'));
+    const span = await collector.waitFor((all) =>
+      all.find((s) => s.attributes['switchyard.project'] === 'team.probe'),
+    );
     expect(span.resource['service.name']).toBe('json-probe');
-    expect(span.attributes).toEqual({ 'probe.n': 3 });
+    expect(span.name).toBe('webhook ai.response');
+    expect(span.kind).toBe('client');
     expect(span.parentSpanId).toBe('');
-    expect(span.traceId).toBe(step.traceId);
+    expect(span.traceId).toBe(hook.traceId);
+    expect(span.status).toEqual({ code: 'error', message: 'HTTP 503' });
+    // The receiver's address only: its path and query may hold a token.
+    expect(span.attributes).toEqual({
+      'http.request.method': 'POST',
+      'server.address': 'hooks.example',
+      'server.port': 8443,
+      'switchyard.project': 'team.probe',
+      'switchyard.webhook.id': 'msg_probe',
+      'switchyard.webhook.event': 'ai.response',
+      'switchyard.webhook.attempt': 2,
+      'switchyard.webhook.replay': 0,
+      'http.response.status_code': 503,
+      'switchyard.webhook.outcome': 'retry',
+      'error.type': '503',
+    });
   });
 });
 

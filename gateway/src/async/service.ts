@@ -260,13 +260,7 @@ export class AsyncService {
   ): Promise<CallbackAnswer> {
     const rec = await this.#d.channels.get(projectId, channelId);
     if (!rec) throw new GatewayError('not_found', `Channel ${channelId} does not exist in this project.`);
-    const step = this.#d.tracing.step(
-      'callback',
-      'switchyard.async.callback',
-      rec.doc.trace,
-      { 'switchyard.project': projectId, 'switchyard.channel_id': channelId },
-      link,
-    );
+    const step = this.#d.tracing.callback('callback', rec.doc, link);
     try {
       return await this.#complete(rec, cb, step.context);
     } catch (err) {
@@ -339,15 +333,7 @@ export class AsyncService {
   }
 
   async #timeout(rec: ChannelRecord): Promise<void> {
-    const step = this.#d.tracing.step(
-      'callback_timeout',
-      'switchyard.async.callback_timeout',
-      rec.doc.trace,
-      {
-        'switchyard.project': rec.doc.project_id,
-        'switchyard.channel_id': rec.doc.channel_id,
-      },
-    );
+    const step = this.#d.tracing.callback('callback_timeout', rec.doc);
     try {
       await this.#timeOut(rec, step.context);
     } finally {

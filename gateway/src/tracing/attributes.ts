@@ -1,4 +1,6 @@
 import type { ProviderType } from '#contract';
+import type { ChannelDoc } from '../async/channels.ts';
+import type { DeliveryJob } from '../async/runner.ts';
 import type { RequestRecord } from '../observability/request-record.ts';
 import type { Finished } from '../pipeline/finished.ts';
 import type { Prepared } from '../pipeline/prepare.ts';
@@ -217,3 +219,36 @@ export function exchangeEnd(f: Finished, r: RequestRecord): { attributes: Attrib
   if (error) a['error.type'] = error;
   return error ? { attributes: a, error } : { attributes: a };
 }
+
+function addressOf(url: string, a: Attributes): void {
+  try {
+    const u = new URL(url);
+    a['server.address'] = u.hostname;
+    a['server.port'] = u.port ? Number(u.port) : u.protocol === 'https:' ? 443 : 80;
+  } catch {}
+}
+
+/** A webhook attempt's span: the receiver's address, never its path or query (they may hold a token). */
+export function webhookStart(job: DeliveryJob): { name: string; attributes: Attributes } {
+  const a: Attributes = { 'http.request.method': 'POST' };
+  addressOf(job.url, a);
+  a['switchyard.project'] = job.projectId;
+  a['switchyard.webhook.id'] = job.id;
+  a['switchyard.webhook.event'] = job.event;
+  a['switchyard.webhook.attempt'] = job.attempt;
+  a['switchyard.webhook.replay'] = job.replay;
+  return { name: `webhook ${job.event}`, attributes: a };
+}
+
+export function webhookEnd(outcome: string, status: number, error?: { type: string }): Attributes {
+  const a: Attributes = {};
+  if (status) a['http.response.status_code'] = status;
+  a['switchyard.webhook.outcome'] = outcome;
+  if (error) a['error.type'] = error.type;
+  return a;
+}
+
+export const callbackAttributes = (channel: ChannelDoc): Attributes => ({
+  'switchyard.project': channel.project_id,
+  'switchyard.channel_id': channel.channel_id,
+});

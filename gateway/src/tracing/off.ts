@@ -1,4 +1,11 @@
-import type { AttemptTrace, ChainTrace, ExchangeTrace, StepTrace, Tracing } from './types.ts';
+import type {
+  AttemptTrace,
+  CallbackTrace,
+  ChainTrace,
+  ExchangeTrace,
+  Tracing,
+  WebhookTrace,
+} from './types.ts';
 
 // Tracing off: shared constants whose methods do nothing, so a request pays a few empty calls and
 // allocates nothing for tracing.
@@ -22,10 +29,14 @@ export const NO_TRACE: ExchangeTrace = {
   end() {},
 };
 
-const NO_STEP: StepTrace = {
+const NO_WEBHOOK: WebhookTrace = {
   traceId: null,
   context: undefined,
-  set() {},
+  end() {},
+};
+
+const NO_CALLBACK: CallbackTrace = {
+  context: undefined,
   fail() {},
   end() {},
 };
@@ -34,7 +45,8 @@ export const TRACING_OFF: Tracing = {
   enabled: false,
   request: () => NO_TRACE,
   job: () => NO_TRACE,
-  step: () => NO_STEP,
+  webhook: () => NO_WEBHOOK,
+  callback: () => NO_CALLBACK,
   flush: async () => {},
   close: async () => {},
 };

@@ -4,7 +4,6 @@ import {
   defaultTextMapGetter,
   defaultTextMapSetter,
   diag,
-  type Link,
   ROOT_CONTEXT,
   type Span,
   SpanKind,
@@ -25,24 +24,34 @@ import {
   TracerProvider,
 } from '@opentelemetry/sdk-trace';
 import type { Logger } from 'pino';
+import type { ChannelDoc } from '../async/channels.ts';
+import type { DeliveryJob } from '../async/runner.ts';
 import type { RequestRecord } from '../observability/request-record.ts';
 import type { Finished } from '../pipeline/finished.ts';
 import type { Prepared } from '../pipeline/prepare.ts';
 import type { CanonicalResult, Usage } from '../providers/types.ts';
 import type { RuntimeSlot } from '../snapshot/runtime.ts';
-import { attemptAnswered, attemptFailed, attemptStart, exchangeEnd, httpStart } from './attributes.ts';
+import {
+  attemptAnswered,
+  attemptFailed,
+  attemptStart,
+  callbackAttributes,
+  exchangeEnd,
+  httpStart,
+  webhookEnd,
+  webhookStart,
+} from './attributes.ts';
 import type { SamplerName, TracingConfig } from './config.ts';
 import type {
   AttemptFailure,
   AttemptTrace,
+  CallbackTrace,
   ChainTrace,
   ExchangeTrace,
   HttpRequestView,
-  StepAttributes,
-  StepKind,
-  StepTrace,
   TraceContext,
   Tracing,
+  WebhookTrace,
 } from './types.ts';
 
 // The OpenTelemetry SDK behind the Tracing interface. Nothing global is registered (no global
@@ -162,7 +171,30 @@ class OtelExchange implements ExchangeTrace {
   }
 }
 
-class OtelStep implements StepTrace {
+class OtelWebhook implements WebhookTrace {
+  readonly #span: Span;
+  readonly context: TraceContext;
+  #ended = false;
+
+  constructor(span: Span) {
+    this.#span = span;
+    this.context = contextOf(span);
+  }
+
+  get traceId(): string {
+    return this.#span.spanContext().traceId;
+  }
+
+  end(outcome: string, status: number, error?: { type: string; message: string }): void {
+    if (this.#ended) return;
+    this.#ended = true;
+    this.#span.setAttributes(webhookEnd(outcome, status, error));
+    if (error) this.#span.setStatus({ code: SpanStatusCode.ERROR, message: error.message });
+    this.#span.end();
+  }
+}
+
+class OtelCallback implements CallbackTrace {
   readonly #span: Span;
   #context: TraceContext | undefined;
   #ended = false;
@@ -171,22 +203,14 @@ class OtelStep implements StepTrace {
     this.#span = span;
   }
 
-  get traceId(): string {
-    return this.#span.spanContext().traceId;
-  }
-
   get context(): TraceContext {
     this.#context ??= contextOf(this.#span);
     return this.#context;
   }
 
-  set(attributes: StepAttributes): void {
-    this.#span.setAttributes(attributes);
-  }
-
-  fail(errorType: string, message?: string): void {
+  fail(errorType: string, message: string): void {
     this.#span.setAttribute('error.type', errorType);
-    this.#span.setStatus({ code: SpanStatusCode.ERROR, message: message ?? errorType });
+    this.#span.setStatus({ code: SpanStatusCode.ERROR, message });
   }
 
   end(): void {
@@ -195,12 +219,6 @@ class OtelStep implements StepTrace {
     this.#span.end();
   }
 }
-
-const STEP_KINDS: Readonly<Record<StepKind, SpanKind>> = {
-  webhook: SpanKind.CLIENT,
-  callback: SpanKind.INTERNAL,
-  callback_timeout: SpanKind.INTERNAL,
-};
 
 function samplerOf(name: SamplerName, ratio: number): Sampler {
   switch (name) {
@@ -253,21 +271,25 @@ class OtelTracing implements Tracing {
     return new OtelExchange(this.#tracer, span);
   }
 
-  step(
-    kind: StepKind,
-    name: string,
-    carried: TraceContext | undefined,
-    attributes: StepAttributes,
-    link?: TraceContext,
-  ): StepTrace {
-    const linked = link ? trace.getSpanContext(parentOf(link)) : undefined;
-    const links: Link[] = linked ? [{ context: linked }] : [];
-    const span = this.#tracer.startSpan(
-      name,
-      { kind: STEP_KINDS[kind], attributes, links },
-      parentOf(carried),
+  webhook(job: DeliveryJob): WebhookTrace {
+    const { name, attributes } = webhookStart(job);
+    return new OtelWebhook(
+      this.#tracer.startSpan(name, { kind: SpanKind.CLIENT, attributes }, parentOf(job.trace)),
     );
-    return new OtelStep(span);
+  }
+
+  callback(kind: 'callback' | 'callback_timeout', channel: ChannelDoc, link?: TraceContext): CallbackTrace {
+    const linked = link ? trace.getSpanContext(parentOf(link)) : undefined;
+    const span = this.#tracer.startSpan(
+      `switchyard.async.${kind}`,
+      {
+        kind: SpanKind.INTERNAL,
+        attributes: callbackAttributes(channel),
+        links: linked ? [{ context: linked }] : [],
+      },
+      parentOf(channel.trace),
+    );
+    return new OtelCallback(span);
   }
 
   flush(): Promise<void> {

@@ -1,4 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
+import type { ChannelDoc } from '../async/channels.ts';
+import type { DeliveryJob } from '../async/runner.ts';
 import type { RequestRecord } from '../observability/request-record.ts';
 import type { Finished } from '../pipeline/finished.ts';
 import type { Prepared } from '../pipeline/prepare.ts';
@@ -71,20 +73,25 @@ export interface ExchangeTrace {
   end(f: Finished, record: RequestRecord): void;
 }
 
-export type StepAttributes = Record<string, string | number | boolean>;
-
-/** A span of async delivery work: a webhook attempt, a pipeline callback, a callback timeout. */
-export interface StepTrace {
+/** The span of one webhook delivery attempt. */
+export interface WebhookTrace {
   readonly traceId: string | null;
+  /** Sent to the receiver as headers; undefined when tracing is off. */
   readonly context: TraceContext | undefined;
-  set(attributes: StepAttributes): void;
-  /** Marks the step failed; `errorType` is low-cardinality (`error.type`). */
-  fail(errorType: string, message?: string): void;
-  end(): void;
+  /**
+   * Ends it with how the attempt went: `delivered`, `retry`, `dead_letter`, `disabled`; `status` is
+   * the receiver's (0 without an answer); `error` for anything but a delivery. Only the first call counts.
+   */
+  end(outcome: string, status: number, error?: { type: string; message: string }): void;
 }
 
-/** The kinds of step span (see docs/operations.md, "Traces"). */
-export type StepKind = 'webhook' | 'callback' | 'callback_timeout';
+/** The span of a pipeline workflow's callback, or of its window closing. */
+export interface CallbackTrace {
+  /** Webhooks it emits are spans under it. */
+  readonly context: TraceContext | undefined;
+  fail(errorType: string, message: string): void;
+  end(): void;
+}
 
 export interface Tracing {
   readonly enabled: boolean;
@@ -92,17 +99,13 @@ export interface Tracing {
   request(req: HttpRequestView): ExchangeTrace;
   /** The span of an async job's run, in the trace of the request that was accepted. */
   job(carried: TraceContext | undefined, channelId: string): ExchangeTrace;
+  /** A webhook delivery attempt, under the span that emitted the event (its `trace`). */
+  webhook(job: DeliveryJob): WebhookTrace;
   /**
-   * A step continuing a carried trace context; a new trace without one. `link` is a span the step
-   * also relates to (a callback's own HTTP request, which has a trace of its own).
+   * A pipeline callback (`link`: the callback request's own span, which has a trace of its own) or
+   * its window closing, in the trace of the accepted request (the channel's `trace`).
    */
-  step(
-    kind: StepKind,
-    name: string,
-    carried: TraceContext | undefined,
-    attributes: StepAttributes,
-    link?: TraceContext,
-  ): StepTrace;
+  callback(kind: 'callback' | 'callback_timeout', channel: ChannelDoc, link?: TraceContext): CallbackTrace;
   /** Exports every span ended so far (tests; shutdown flushes too). */
   flush(): Promise<void>;
   /** Flushes and stops exporting. */

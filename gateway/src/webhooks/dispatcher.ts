@@ -7,7 +7,7 @@ import type { RuntimeProject } from '../snapshot/runtime.ts';
 import type { SnapshotStore } from '../snapshot/store.ts';
 import { eventEntry } from '../state/event-entry.ts';
 import type { RuntimeState } from '../state/types.ts';
-import type { StepAttributes, StepTrace, TraceContext, Tracing } from '../tracing/types.ts';
+import type { TraceContext, Tracing, WebhookTrace } from '../tracing/types.ts';
 import { nextAttemptDelay, parseRetryAfter } from './schedule.ts';
 import { signatureHeaders } from './sign.ts';
 import type { DeadLetter, WebhookStore } from './store.ts';
@@ -27,24 +27,6 @@ export interface WebhookDeps {
 }
 
 type AttemptOutcome = 'delivered' | 'retry' | 'dead_letter' | 'disabled' | 'dropped';
-
-/** An attempt span's attributes: the receiver's address without its path or query (they may hold tokens). */
-function attemptAttributes(job: DeliveryJob): StepAttributes {
-  const a: StepAttributes = {
-    'http.request.method': 'POST',
-    'switchyard.project': job.projectId,
-    'switchyard.webhook.id': job.id,
-    'switchyard.webhook.event': job.event,
-    'switchyard.webhook.attempt': job.attempt,
-    'switchyard.webhook.replay': job.replay,
-  };
-  try {
-    const u = new URL(job.url);
-    a['server.address'] = u.hostname;
-    a['server.port'] = u.port ? Number(u.port) : u.protocol === 'https:' ? 443 : 80;
-  } catch {}
-  return a;
-}
 
 /**
  * Webhook deliveries (docs/api.md, "Async requests, WebSocket and webhooks"): one job per attempt, signed at send
@@ -162,17 +144,12 @@ export class WebhookDispatcher {
       this.#attempts.inc({ outcome: 'dropped' });
       return;
     }
-    const tracing = this.#d.tracing;
-    const span = tracing.step(
-      'webhook',
-      `webhook ${job.event}`,
-      job.trace,
-      tracing.enabled ? attemptAttributes(job) : {},
-    );
+    const span = this.#d.tracing.webhook(job);
     try {
       await this.#attempt(project, endpoint, job, span);
-    } finally {
-      span.end();
+    } catch (err) {
+      span.end('error', 0, { type: 'internal_error', message: (err as Error).message });
+      throw err;
     }
   }
 
@@ -180,12 +157,11 @@ export class WebhookDispatcher {
     project: RuntimeProject,
     endpoint: RuntimeProject['webhooks'][number],
     job: DeliveryJob,
-    span: StepTrace,
+    span: WebhookTrace,
   ): Promise<void> {
     if (await this.#d.store.isDisabled(job.projectId, job.url)) {
       await this.#deadLetter(job, null, 'endpoint disabled (it answered 410 Gone)');
-      span.set({ 'switchyard.webhook.outcome': 'disabled' });
-      span.fail('endpoint_disabled');
+      span.end('disabled', 0, { type: 'endpoint_disabled', message: 'the endpoint is disabled' });
       this.#record(project, job, 0, 0, 'disabled', 'endpoint_disabled', undefined, span.traceId);
       return;
     }
@@ -241,9 +217,13 @@ export class WebhookDispatcher {
         outcome = 'retry';
       }
     }
-    if (status) span.set({ 'http.response.status_code': status });
-    span.set({ 'switchyard.webhook.outcome': outcome });
-    if (outcome !== 'delivered') span.fail(errorType ?? String(status), error ?? `HTTP ${status}`);
+    span.end(
+      outcome,
+      status,
+      outcome === 'delivered'
+        ? undefined
+        : { type: errorType ?? String(status), message: error ?? `HTTP ${status}` },
+    );
     this.#record(project, job, status, durationMs, outcome, error, nextAt, span.traceId);
   }
 
