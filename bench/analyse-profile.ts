@@ -1,8 +1,10 @@
 /**
  * Aggregates a V8 .cpuprofile (node --cpu-prof) by self time: top functions and top files.
- *   node bench/analyse-profile.ts <file.cpuprofile> [--top 30]
+ *   node bench/analyse-profile.ts <file.cpuprofile> [--top 30] [--requests N]
+ * With --requests (the requests served while profiling), each line also gives µs per request.
  */
 import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 
 interface CallFrame {
@@ -25,7 +27,7 @@ interface Profile {
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,
-  options: { top: { type: 'string', default: '30' } },
+  options: { top: { type: 'string', default: '30' }, requests: { type: 'string' } },
 });
 const file = positionals[0];
 if (!file) throw new Error('usage: analyse-profile.ts <file.cpuprofile>');
@@ -41,7 +43,7 @@ const total = [...selfUs.values()].reduce((a, b) => a + b, 0);
 
 const short = (url: string) =>
   url
-    .replace(/^file:\/\/\/work\/main\//, '')
+    .replace(new RegExp(`^file://${resolve(import.meta.dirname, '..')}/(dist/)?`), '')
     .replace(/^file:\/\/.*?node_modules\//, 'node_modules/')
     .replace(/^node:/, 'node:') || '(native)';
 const pkg = (url: string) => {
@@ -63,14 +65,19 @@ for (const [id, us] of selfUs) {
   const key = `${cf.functionName || '(anonymous)'}  ${where}:${cf.lineNumber + 1}`;
   fn.set(key, (fn.get(key) ?? 0) + us);
   files.set(where, (files.get(where) ?? 0) + us);
-  groups.set(pkg(cf.url), (groups.get(pkg(cf.url)) ?? 0) + us);
+  // V8's own entries ((idle), (garbage collector), (program)) apart from native code of functions.
+  const group = cf.url ? pkg(cf.url) : cf.functionName.startsWith('(') ? cf.functionName : '(native)';
+  groups.set(group, (groups.get(group) ?? 0) + us);
 }
+const requests = values.requests ? Number(values.requests) : undefined;
 const print = (title: string, m: Map<string, number>) => {
   process.stdout.write(`\n## ${title}\n`);
-  for (const [k, us] of [...m].sort((a, b) => b[1] - a[1]).slice(0, top))
+  for (const [k, us] of [...m].sort((a, b) => b[1] - a[1]).slice(0, top)) {
+    const perRequest = requests ? `${(us / requests).toFixed(1).padStart(7)} µs/req  ` : '';
     process.stdout.write(
-      `${((us / total) * 100).toFixed(1).padStart(5)}%  ${(us / 1000).toFixed(0).padStart(6)} ms  ${k}\n`,
+      `${((us / total) * 100).toFixed(1).padStart(5)}%  ${(us / 1000).toFixed(0).padStart(6)} ms  ${perRequest}${k}\n`,
     );
+  }
 };
 process.stdout.write(`profile ${file}: ${(total / 1e6).toFixed(2)} s sampled\n`);
 print('self time by package / folder', groups);

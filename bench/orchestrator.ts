@@ -13,6 +13,7 @@ import {
 import { type StreamResult, streamProbe } from './stream-probe.ts';
 import {
   directTarget,
+  type GatewayTargetOptions,
   gatewayTarget,
   passthroughTarget,
   portkeyTarget,
@@ -37,6 +38,8 @@ export interface BenchOptions {
   streams: number;
   streamConcurrency: number;
   cpuProfDir?: string;
+  /** How the gateway targets run (another checkout's dist/, Node flags). */
+  gateway?: Pick<GatewayTargetOptions, 'root' | 'nodeFlags'>;
   log(line: string): void;
 }
 
@@ -80,7 +83,7 @@ export interface BenchResult {
     busy: boolean;
     note: string;
   };
-  options: Omit<BenchOptions, 'log' | 'cpuProfDir'>;
+  options: Omit<BenchOptions, 'log' | 'cpuProfDir' | 'gateway'>;
   simulatorStartupMs: number;
   targets: TargetResult[];
 }
@@ -174,8 +177,12 @@ export async function runBench(o: BenchOptions): Promise<BenchResult> {
           ? directTarget(sims)
           : name === 'passthrough'
             ? await passthroughTarget(sims)
-            : name === 'gateway'
-              ? await gatewayTarget(sims, redis.url, { cpuProfDir: o.cpuProfDir })
+            : name === 'gateway' || name === 'stateless'
+              ? await gatewayTarget(sims, redis.url, {
+                  ...o.gateway,
+                  variant: name === 'stateless' ? 'stateless' : 'stateful',
+                  ...(o.cpuProfDir ? { cpuProfDir: o.cpuProfDir } : {}),
+                })
               : await portkeyTarget(sims);
       o.log(`${name}: first 200 after ${t.startupMs.toFixed(0)} ms`);
       try {
@@ -193,7 +200,7 @@ export async function runBench(o: BenchOptions): Promise<BenchResult> {
   // Our own processes keep about 2 CPUs busy while measuring, so the start figure is the one that says
   // whether something else was running.
   const busy = (loadavgStart[0] ?? 0) > 0.5 * cpuCount;
-  const { log: _log, cpuProfDir: _prof, ...options } = o;
+  const { log: _log, cpuProfDir: _prof, gateway: _gw, ...options } = o;
   return {
     startedAt: new Date(Date.now() - (performance.now() - t0)).toISOString(),
     durationS: Math.round((performance.now() - t0) / 1000),

@@ -1,7 +1,9 @@
 /**
  * CPU profile of the gateway hot path: Redis + simulator (0 ms) + gateway under `node --cpu-prof`,
  * autocannon load on one surface, then the self-time aggregation of bench/analyse-profile.ts.
- *   node bench/profile.ts [--surface compat|native] [--duration 10] [--dir .cache/prof]
+ *   node bench/profile.ts [--surface compat|native] [--duration 10] [--dir .cache/prof] [--stateless]
+ * The gateway is the production pod (dist/, the bench config: caps, limits, logs, usage); with
+ * --stateless, the same config without caps and limits.
  */
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, readdirSync } from 'node:fs';
@@ -18,19 +20,27 @@ const { values } = parseArgs({
     connections: { type: 'string', default: '50' },
     dir: { type: 'string', default: '.cache/prof' },
     top: { type: 'string', default: '25' },
+    stateless: { type: 'boolean', default: false },
   },
 });
 const dir = resolve(values.dir, `${Date.now()}`);
 mkdirSync(dir, { recursive: true });
 const redis = await startRedis();
 const sim = await startSim(0, 64, 20);
-const gw = await gatewayTarget([sim], redis.url, { cpuProfDir: dir });
+const gw = await gatewayTarget([sim], redis.url, {
+  cpuProfDir: dir,
+  variant: values.stateless ? 'stateless' : 'stateful',
+});
+let requests = 0;
 try {
   const surface = gw.surfaces.find((s) => s.name.endsWith(values.surface)) ?? gw.surfaces[0]!;
   const spec = surface.request(sim, false);
   await latencyPoint(spec, 8, 1000);
   const p = await cannon(spec, Number(values.connections), Number(values.duration));
-  process.stdout.write(`${surface.name}: ${Math.round(p.rps)} req/s, p50 ${p.p50} ms, p99 ${p.p99} ms\n`);
+  requests = Math.round(p.rps * Number(values.duration));
+  process.stdout.write(
+    `${surface.name}: ${Math.round(p.rps)} req/s, p50 ${p.p50} ms, p99 ${p.p99} ms, ${requests} requests\n`,
+  );
 } finally {
   await gw.stop();
   await sim.proc.stop();
@@ -40,7 +50,14 @@ const file = readdirSync(dir).find((f) => f.endsWith('.cpuprofile'));
 if (!file) throw new Error(`no .cpuprofile written in ${dir}`);
 execFileSync(
   process.execPath,
-  [join(import.meta.dirname, 'analyse-profile.ts'), join(dir, file), '--top', values.top],
+  [
+    join(import.meta.dirname, 'analyse-profile.ts'),
+    join(dir, file),
+    '--top',
+    values.top,
+    '--requests',
+    String(requests),
+  ],
   {
     stdio: 'inherit',
   },

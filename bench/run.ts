@@ -2,7 +2,9 @@
  * make bench: the gateway against its floor (the simulator), its limit (a bare Fastify + undici
  * pass-through) and its peer (Portkey), in one run. Writes bench/results/latest.{json,md}.
  *   node bench/run.ts [--targets direct,passthrough,gateway,portkey] [--delays 0,50] [--duration 5]
- *                     [--quick] [--cpu-prof DIR]
+ *                     [--quick] [--cpu-prof DIR] [--root DIR] [--gateway-flags "--flag ..."]
+ * The gateway rows run the compiled production entry point (`make build` first): --root runs
+ * another checkout's dist/ (a before/after comparison on the same machine).
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
@@ -21,6 +23,8 @@ const { values } = parseArgs({
     'cpu-prof': { type: 'string' },
     out: { type: 'string', default: join(import.meta.dirname, 'results') },
     name: { type: 'string', default: 'latest' },
+    root: { type: 'string' },
+    'gateway-flags': { type: 'string' },
   },
 });
 
@@ -45,6 +49,10 @@ const result = await runBench({
   streams: values.quick ? 4 : 10,
   streamConcurrency: 5,
   ...(values['cpu-prof'] ? { cpuProfDir: resolve(values['cpu-prof']) } : {}),
+  gateway: {
+    ...(values.root ? { root: resolve(values.root) } : {}),
+    ...(values['gateway-flags'] ? { nodeFlags: values['gateway-flags'].split(/\s+/).filter(Boolean) } : {}),
+  },
   log: (line) => process.stdout.write(`${line}\n`),
 });
 

@@ -1,6 +1,8 @@
-import { cpSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { publishConfig, type Variant, writeConfig } from './lib/config.ts';
 import { freePort, type Probe, type Proc, startProc, waitFor200 } from './lib/proc.ts';
 
 /** What the bench measures: a simulator per upstream delay, and the processes in front of it. */
@@ -39,8 +41,8 @@ export interface Target {
   stop(): Promise<void>;
 }
 
-export type TargetName = 'direct' | 'passthrough' | 'gateway' | 'portkey';
-export const TARGET_NAMES: TargetName[] = ['direct', 'passthrough', 'gateway', 'portkey'];
+export type TargetName = 'direct' | 'passthrough' | 'stateless' | 'gateway' | 'portkey';
+export const TARGET_NAMES: TargetName[] = ['direct', 'passthrough', 'stateless', 'gateway', 'portkey'];
 
 function openaiBody(model: string, stream: boolean): string {
   return JSON.stringify({
@@ -131,14 +133,14 @@ export async function passthroughTarget(sims: Sim[]): Promise<Target> {
   );
 }
 
-const workflowName = (sim: Sim) => `bench-chat-d${sim.delayMs}`;
-const cachedWorkflowName = (sim: Sim) => `bench-cached-d${sim.delayMs}`;
+const workflowName = (sim: Pick<Sim, 'delayMs'>) => `bench-chat-d${sim.delayMs}`;
+const cachedWorkflowName = (sim: Pick<Sim, 'delayMs'>) => `bench-cached-d${sim.delayMs}`;
 
-/** bench/config plus one Provider and one live Workflow per simulator, in a temp folder. */
-function gatewayConfig(sims: Sim[]): string {
-  const dir = mkdtempSync(join(tmpdir(), 'switchyard-bench-'));
-  const src = join(ROOT, 'bench/config');
-  for (const f of readdirSync(src)) if (f.endsWith('.yaml')) cpSync(join(src, f), join(dir, f));
+/**
+ * One Provider, one live Workflow (`bench-chat-d<delay>`), its cached twin and a primary-slot cap
+ * per simulator: the workflows the rows measure (test/bench counts Redis calls on the same one).
+ */
+export function perSimulator(sims: readonly Pick<Sim, 'delayMs' | 'origin'>[]): string {
   const docs = sims.flatMap((sim) => [
     `apiVersion: switchyard.dev/v1alpha1
 kind: Provider
@@ -205,21 +207,46 @@ spec:
   limitUsd: "1000000"
 `,
   ]);
-  writeFileSync(join(dir, '50-generated.yaml'), docs.join('---\n'));
-  return dir;
+  return docs.join('---\n');
 }
 
+/** The production entry point: compiled by `make build`, as the image runs it. */
+export const GATEWAY_ENTRY = join(ROOT, 'dist/gateway/src/main.js');
+
+export interface GatewayTargetOptions {
+  variant?: Variant;
+  cpuProfDir?: string;
+  /** Another checkout's root whose dist/ to run (a before/after comparison); this one by default. */
+  root?: string;
+  /** V8 / Node flags for the gateway process, e.g. --max-semi-space-size=2. */
+  nodeFlags?: string[];
+  /** Node's compile cache folder; a fresh empty one (a new pod's first start) when omitted. */
+  compileCache?: string;
+}
+
+/**
+ * A gateway pod as it runs in production: `node dist/gateway/src/main.js` (NODE_ENV=production,
+ * Node's compile cache on, as in the image), following the snapshot that the operator's publisher
+ * put in Redis. The stateful variant serves every row named `gateway ...`; the stateless one the
+ * same workflows with no caps and no limits (`gateway stateless ...`).
+ */
 export async function gatewayTarget(
   sims: Sim[],
   redisUrl: string,
-  opts: { cpuProfDir?: string } = {},
+  opts: GatewayTargetOptions = {},
 ): Promise<Target> {
+  const variant = opts.variant ?? 'stateful';
+  const entry = join(opts.root ?? ROOT, 'dist/gateway/src/main.js');
+  if (!existsSync(entry)) throw new Error(`${entry} is missing: run \`make build\` first`);
+  const sealKey = randomBytes(32);
+  await publishConfig(redisUrl, writeConfig(variant, sims[0]!.origin, perSimulator(sims)), sealKey);
   const port = await freePort();
   const metricsPort = await freePort();
   const origin = `http://127.0.0.1:${port}`;
+  const prefix = variant === 'stateless' ? 'gateway stateless' : 'gateway';
   const gwAuth = { ...json, authorization: `Bearer ${GATEWAY_KEY}` };
   const compat: Surface = {
-    name: 'gateway compat',
+    name: `${prefix} compat`,
     request: (sim, stream) => ({
       url: `${origin}/v1/chat/completions`,
       headers: gwAuth,
@@ -227,7 +254,7 @@ export async function gatewayTarget(
     }),
   };
   const native: Surface = {
-    name: 'gateway native',
+    name: `${prefix} native`,
     request: (sim, stream) => ({
       url: `${origin}/v1/ai`,
       headers: gwAuth,
@@ -271,18 +298,22 @@ export async function gatewayTarget(
     }),
   };
   const prof = opts.cpuProfDir ? ['--cpu-prof', '--cpu-prof-dir', opts.cpuProfDir] : [];
+  const compileCache = opts.compileCache ?? mkdtempSync(join(tmpdir(), 'switchyard-compile-cache-'));
   return spawnTarget(
-    'gateway',
-    [...NODE_FLAGS, ...prof, join(ROOT, 'embedded/main.ts'), '--config', gatewayConfig(sims)],
+    variant === 'stateless' ? 'gateway stateless' : 'gateway',
+    [...(opts.nodeFlags ?? []), ...prof, entry],
     {
+      NODE_ENV: 'production',
+      NODE_COMPILE_CACHE: compileCache,
       REDIS_URL: redisUrl,
+      SWITCHYARD_SEAL_KEY: sealKey.toString('hex'),
       SWITCHYARD_HOST: '127.0.0.1',
       SWITCHYARD_PORT: String(port),
       SWITCHYARD_METRICS_PORT: String(metricsPort),
       LOG_LEVEL: 'warn',
     },
     compat.request(sims[0]!, false),
-    [compat, native, responses, messages, cacheHit],
+    variant === 'stateless' ? [compat, native] : [compat, native, responses, messages, cacheHit],
   );
 }
 

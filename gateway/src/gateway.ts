@@ -18,7 +18,6 @@ import { limitsAndCaps } from './spend/feature.ts';
 import { createRuntimeState } from './state/index.ts';
 import type { RuntimeState } from './state/types.ts';
 import { createStores } from './stores.ts';
-import { warmTokenizer } from './tokens/count.ts';
 import { TRACING_OFF } from './tracing/off.ts';
 import type { Tracing } from './tracing/types.ts';
 import { closeUpstreamPools } from './upstream/http.ts';
@@ -37,16 +36,6 @@ export interface Gateway {
   sessionWorkDone(maxWaitMs?: number): Promise<void>;
   /** Graceful stop: refuse new work, let in-flight requests and streams finish, then close. */
   close(graceMs?: number): Promise<void>;
-}
-
-/** Spend caps, token rate limits and session memory estimate tokens before the provider answers. */
-function needsTokenCounts(rt: Runtime): boolean {
-  for (const key of rt.keys.values()) if (key.rateLimit?.tokensPerMinute) return true;
-  for (const p of rt.projects.values()) {
-    if (p.config.spendCaps.length > 0 || p.config.rateLimit?.tokensPerMinute) return true;
-    for (const wf of p.workflows.values()) if (wf.config.sessionMemory.enabled) return true;
-  }
-  return false;
 }
 
 /**
@@ -121,7 +110,12 @@ export function createGateway(store: SnapshotStore, opts: GatewayOptions = {}): 
     logger,
     now,
     thresholds: {
-      log: (projectId, logCap, log) => state.write({ projectId, logCap, log }),
+      log: (projectId, log) =>
+        state.write({
+          projectId,
+          log,
+          logCap: store.current?.projects.get(projectId)?.config.requestLogs.maxEntries ?? 100_000,
+        }),
       emit: (projectId, payload, id) => void webhooks.emitFor(projectId, 'budget.threshold', payload, id),
     },
   });
@@ -183,15 +177,7 @@ export function createGateway(store: SnapshotStore, opts: GatewayOptions = {}): 
   jobs.start(app.server);
   const ops = buildOpsApp(store, metrics, () => closing);
   if (store.current) metrics.setSnapshot(store.current.version);
-  // The tokenizer loads in the background when a snapshot needs token counts; a starting gateway
-  // waits for it before it takes traffic, so its first estimates are exact.
-  let tokenizer: Promise<void> | undefined;
-  const installed = (rt: Runtime) => {
-    if (needsTokenCounts(rt)) tokenizer ??= warmTokenizer();
-  };
-  if (store.current) installed(store.current);
   store.onChange((rt) => {
-    installed(rt);
     metrics.setSnapshot(rt.version);
     logger.info({
       msg: 'snapshot installed',
@@ -210,7 +196,6 @@ export function createGateway(store: SnapshotStore, opts: GatewayOptions = {}): 
     webhooks,
     sessionWorkDone: (maxWaitMs) => sessions.workDone(maxWaitMs),
     async listen(host, port, metricsPort) {
-      await tokenizer;
       const url = await app.listen({ host, port });
       const metricsUrl = await ops.listen({ host, port: metricsPort });
       return { url, metricsUrl };
@@ -227,6 +212,8 @@ export function createGateway(store: SnapshotStore, opts: GatewayOptions = {}): 
       await jobs.close();
       // Session turns appended after their answers (and summaries under way) finish first, bounded.
       await sessions.workDone(10_000);
+      // Leases go back (what still runs stays committed) before the state closes.
+      await limits.close();
       await stores.cache.close();
       await stores.sessions.close();
       // Settled requests are written before the process goes (close waits a bounded time for them).

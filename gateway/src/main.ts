@@ -1,7 +1,7 @@
 import pino from 'pino';
 import { parseSealKey } from '#contract';
 import { ConfigError, readGatewayEnv } from './config/env.ts';
-import { kubernetesConsole, readConsoleEnv } from './console/index.ts';
+import { kubernetesConsole, readConsoleEnv } from './console/env.ts';
 import { createGateway } from './gateway.ts';
 import { RedisSnapshotSource } from './snapshot/redis-source.ts';
 import { SnapshotStore } from './snapshot/store.ts';
@@ -42,7 +42,7 @@ const gateway = createGateway(store, {
   logger,
   tracing,
   // The console API writes Workflow CRs only with SWITCHYARD_CONSOLE=kubernetes (off otherwise).
-  console: kubernetesConsole(consoleEnv!, logger),
+  console: await kubernetesConsole(consoleEnv!, logger),
   state: (metrics, log) =>
     createRuntimeState({ redis: stateRedis!, registry: metrics.registry, logger: log }),
 });

@@ -1,8 +1,8 @@
 import type { Logger } from 'pino';
-import { BullJobRunner } from './async/bullmq-runner.ts';
 import { MemoryResultBus, RedisResultBus, type ResultBus } from './async/bus.ts';
 import { type ChannelStore, MemoryChannelStore } from './async/channels.ts';
 import type { AsyncConfig } from './async/config.ts';
+import { LazyJobRunner } from './async/lazy-runner.ts';
 import { MemoryJobRunner } from './async/memory-runner.ts';
 import { RedisChannelStore } from './async/redis-channels.ts';
 import type { JobRunner } from './async/runner.ts';
@@ -68,11 +68,20 @@ export function createStores(
     tokens: new RedisTokenStore(redis),
     webhooks: new RedisWebhookStore(redis),
     bus: new RedisResultBus(redis, logger),
-    runner: new BullJobRunner(redis, {
+    // BullMQ is loaded when this pod first has a job to queue or to run (async/lazy-runner.ts).
+    runner: new LazyJobRunner({
+      redis,
       logger,
-      now,
-      concurrency: opts.async.concurrency,
-      lockMs: opts.async.lockMs,
+      probeMs: Math.max(1000, Math.floor(opts.async.lockMs / 2)),
+      create: async () => {
+        const { BullJobRunner } = await import('./async/bullmq-runner.ts');
+        return new BullJobRunner(redis, {
+          logger,
+          now,
+          concurrency: opts.async.concurrency,
+          lockMs: opts.async.lockMs,
+        });
+      },
     }),
     responses: new RedisStoredResponseStore(redis),
   };

@@ -292,7 +292,7 @@ describe('buildCrd', () => {
     });
     expect(allRules(byKind('Provider')).map((r) => r.rule)).toEqual(
       expect.arrayContaining([
-        "self.type in ['openai', 'anthropic', 'gemini'] || has(self.baseURL)",
+        "self.type in ['openai', 'anthropic', 'gemini', 'bedrock', 'vertex-ai', 'cohere'] || has(self.baseURL)",
         "self.type in ['openai-compatible'] || has(self.credentials)",
       ]),
     );

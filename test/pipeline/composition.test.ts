@@ -21,7 +21,6 @@ import { SnapshotStore } from '#gateway/snapshot/store';
 import { limitsAndCaps } from '#gateway/spend/feature';
 import { MemoryGuardStore } from '#gateway/spend/memory-store';
 import { capRef, capsOf } from '#gateway/spend/rules';
-import { warmTokenizer } from '#gateway/tokens/count';
 import { NO_TRACE } from '#gateway/tracing/off';
 import { loadInto } from '../../embedded/config-source.ts';
 import { apiKey, NS, project } from '../harness/manifests.ts';
@@ -89,10 +88,14 @@ async function compile(list: readonly object[]): Promise<{ runtime: Runtime; dir
 }
 
 /** A gateway's features on memory stores, composed in `order`, plus what the tests read back. */
-function compose(order: readonly ('cache' | 'sessions')[], now: () => number) {
+function compose(
+  order: readonly ('cache' | 'sessions')[],
+  now: () => number,
+  shared?: { guard: MemoryGuardStore; member: string },
+) {
   const logger = pino({ level: 'silent' });
   const registry = new Registry();
-  const guard = new MemoryGuardStore(now);
+  const guard = shared?.guard ?? new MemoryGuardStore(now);
   const settled: Finished[] = [];
   const limits = limitsAndCaps({
     store: guard,
@@ -100,7 +103,7 @@ function compose(order: readonly ('cache' | 'sessions')[], now: () => number) {
     logger,
     now,
     thresholds: { log: () => {}, emit: () => {} },
-    reservationGraceMs: 10_000,
+    member: shared?.member ?? 'pod-a',
   });
   const summaries = new Pipeline([limits], logger);
   const sessions = sessionMemory({
@@ -113,7 +116,21 @@ function compose(order: readonly ('cache' | 'sessions')[], now: () => number) {
   const cache = responseCache({ store: new MemoryCacheStore(now), registry, logger, now });
   const byName: Record<'cache' | 'sessions', Feature> = { cache, sessions };
   const features = [limits, ...order.map((n) => byName[n])];
-  return { pipeline: new Pipeline(features, logger), summaries, guard, sessions, settled };
+  return {
+    pipeline: new Pipeline(features, logger),
+    summaries,
+    guard,
+    sessions,
+    settled,
+    /**
+     * The pod gives its leases back (shutdown): what it still commits is what its requests in flight
+     * hold, which is what the tests then read from the store.
+     */
+    release: async () => {
+      await limits.close();
+      for (let i = 0; i < 3; i++) await new Promise((r) => setImmediate(r));
+    },
+  };
 }
 
 type Composed = ReturnType<typeof compose>;
@@ -126,7 +143,6 @@ describe('feature composition (memory stores, provider simulator)', () => {
   const now = () => clock;
 
   beforeAll(async () => {
-    await warmTokenizer();
     sim = await startSimulator();
     ({ runtime, dir } = await compile(manifests(sim.url)));
   });
@@ -168,8 +184,10 @@ describe('feature composition (memory stores, provider simulator)', () => {
   };
   const APP = `${NS}.app`;
   const PROJECT_CAP = () => capKey(APP, `${NS}/app-monthly`);
-  /** Lets queued settles (one microtask flush per exchange) reach the store. */
-  const settledTick = () => new Promise((r) => setImmediate(r));
+  /** Lets the leases' report (one call at the end of the event-loop turn) reach the store. */
+  const settledTick = async () => {
+    for (let i = 0; i < 3; i++) await new Promise((r) => setImmediate(r));
+  };
   /** Remaining tokens of the project's token limit after one more admitted request. */
   const remainingTokens = async (c: Composed): Promise<string | undefined> => {
     const r = await c.pipeline.run(exchange('request'), ask('capped'));
@@ -184,9 +202,9 @@ describe('feature composition (memory stores, provider simulator)', () => {
     );
     expect(r.kind).toBe('refused');
     if (r.kind === 'refused') expect(r.error.code).toBe('session_not_found');
-    await settledTick();
-    expect(c.guard.held(PROJECT_CAP())).toBe(0);
-    expect(c.guard.held(capKey(APP, `${NS}/memory-primary`))).toBe(0);
+    await c.release();
+    expect(c.guard.committed(PROJECT_CAP())).toBe(0);
+    expect(c.guard.committed(capKey(APP, `${NS}/memory-primary`))).toBe(0);
     expect(c.guard.spent(PROJECT_CAP())).toBe(0);
     // The next request sees the token limit as if the refused one had never come.
     const fresh = compose(['cache', 'sessions'], now);
@@ -209,10 +227,10 @@ describe('feature composition (memory stores, provider simulator)', () => {
     if (!end.ok)
       expect(end.failure.refusal).toEqual({ code: 'workflow_budget_exceeded', type: 'budget_exceeded' });
     expect(await r.ended).toBe(end);
-    await settledTick();
+    await c.release();
     const slotKey = capKey(APP, `${NS}/streamy-primary`);
-    expect(c.guard.held(slotKey)).toBe(0);
-    expect(c.guard.held(PROJECT_CAP())).toBe(0);
+    expect(c.guard.committed(slotKey)).toBe(0);
+    expect(c.guard.committed(PROJECT_CAP())).toBe(0);
     // No usage came before the stop: what was reserved counts, over the cap by less than one block.
     expect(c.guard.spent(slotKey)).toBeGreaterThan(0);
     expect(c.guard.spent(slotKey)).toBeLessThan(25 + 10);
@@ -231,9 +249,9 @@ describe('feature composition (memory stores, provider simulator)', () => {
     const end: StreamEnd = await r.ended;
     expect(end.ok).toBe(false);
     if (!end.ok) expect(end.failure.aborted).toBe(true);
-    await settledTick();
-    expect(c.guard.held(PROJECT_CAP())).toBe(0);
-    expect(c.guard.held(capKey(APP, `${NS}/capped-primary`))).toBe(0);
+    await c.release();
+    expect(c.guard.committed(PROJECT_CAP())).toBe(0);
+    expect(c.guard.committed(capKey(APP, `${NS}/capped-primary`))).toBe(0);
   });
 
   it('a client that goes away during a call gives back everything (nothing was answered)', async () => {
@@ -244,11 +262,11 @@ describe('feature composition (memory stores, provider simulator)', () => {
     const r = await pending;
     expect(r.kind).toBe('failed');
     if (r.kind === 'failed') expect(r.failure.aborted).toBe(true);
-    await settledTick();
+    await c.release();
     const slotKey = capKey(APP, `${NS}/slow-primary`);
-    expect(c.guard.held(slotKey)).toBe(0);
+    expect(c.guard.committed(slotKey)).toBe(0);
     expect(c.guard.spent(slotKey)).toBe(0);
-    expect(c.guard.held(PROJECT_CAP())).toBe(0);
+    expect(c.guard.committed(PROJECT_CAP())).toBe(0);
   });
 
   it('a cache hit is answered under a reached project cap; a miss is refused', async () => {
@@ -258,22 +276,21 @@ describe('feature composition (memory stores, provider simulator)', () => {
     expect(first.kind).toBe('answered');
     expect(first.notes.cache).toBe('miss');
     await settledTick();
-    // Fill the project cap to its limit (another gateway's spend, as far as this one can tell).
+    // Spend the project cap with other questions until it refuses: the cap is reached.
+    let misses = 0;
+    for (;;) {
+      const r = await c.pipeline.run(exchange('request', { auth: tight }), {
+        body: { workflow: 'tight-cached', messages: [{ role: 'user', content: `question ${misses}` }] },
+        stream: false,
+      });
+      await settledTick();
+      if (r.kind === 'refused') break;
+      misses++;
+      if (misses > 100) throw new Error('the cap never refused');
+    }
     const cap = capsOf(tight.project.config).project[0]!;
     const ref = capRef(tight.project.config.id, cap, now());
-    await c.guard.reserve({
-      member: 'other',
-      amountMicros: cap.limitMicros,
-      deadlineMs: now() + 60_000,
-      nowMs: now(),
-      rates: [],
-      caps: [ref],
-    });
-    await c.guard.settle({
-      member: 'other',
-      nowMs: now(),
-      caps: [{ ...ref, actualMicros: cap.limitMicros }],
-    });
+    expect(c.guard.spent(ref.key)).toBeGreaterThanOrEqual(cap.limitMicros - 100);
     const hit = await c.pipeline.run(exchange('request', { auth: tight }), ask('tight-cached'));
     expect(hit.kind).toBe('answered');
     if (hit.kind === 'answered') {
@@ -287,37 +304,42 @@ describe('feature composition (memory stores, provider simulator)', () => {
     });
     expect(miss.kind).toBe('refused');
     if (miss.kind === 'refused') expect(miss.error.code).toBe('project_budget_exceeded');
-    await settledTick();
-    expect(c.guard.held(ref.key)).toBe(0);
+    await c.release();
+    expect(c.guard.committed(ref.key)).toBe(0);
   });
 
   it('an async acceptance keeps its token units for the job and gives its caps back; the job corrects them', async () => {
-    const c = compose(['cache', 'sessions'], now);
-    const accepted = await c.pipeline.accept(exchange('accept'), ask('capped', { max_tokens: 300 }));
+    const guard = new MemoryGuardStore(now);
+    const accepting = compose(['cache', 'sessions'], now, { guard, member: 'pod-a' });
+    const accepted = await accepting.pipeline.accept(exchange('accept'), ask('capped', { max_tokens: 300 }));
     expect(accepted.kind).toBe('accepted');
     if (accepted.kind !== 'accepted') return;
     const admitted = accepted.notes.carried?.admittedTokens ?? 0;
     expect(admitted).toBeGreaterThan(300);
-    await settledTick();
-    expect(c.guard.held(PROJECT_CAP())).toBe(0);
-    expect(c.guard.held(capKey(APP, `${NS}/capped-primary`))).toBe(0);
-    const job = await c.pipeline.run(
+    await accepting.release();
+    expect(guard.committed(PROJECT_CAP())).toBe(0);
+    expect(guard.committed(capKey(APP, `${NS}/capped-primary`))).toBe(0);
+    // The job runs on another pod of the same store.
+    const running = compose(['cache', 'sessions'], now, { guard, member: 'pod-b' });
+    const job = await running.pipeline.run(
       exchange('job', { carried: { admittedTokens: admitted } }),
       ask('capped', { max_tokens: 300 }),
     );
     expect(job.kind).toBe('answered');
     if (job.kind !== 'answered') return;
-    await settledTick();
+    await running.release();
     const cost = job.answer.costMicros ?? -1;
-    expect(c.guard.spent(PROJECT_CAP())).toBe(cost);
-    expect(c.guard.spent(capKey(APP, `${NS}/capped-primary`))).toBe(cost);
-    expect(c.guard.held(PROJECT_CAP())).toBe(0);
-    // The job's real usage replaced the acceptance's estimate on the token limit.
+    expect(guard.spent(PROJECT_CAP())).toBe(cost);
+    expect(guard.spent(capKey(APP, `${NS}/capped-primary`))).toBe(cost);
+    expect(guard.committed(PROJECT_CAP())).toBe(0);
+    // The job's real usage replaced the acceptance's estimate on the token limit: a third pod sees
+    // the limit as one that served only a direct request of the same size.
+    const probe = compose(['cache', 'sessions'], now, { guard, member: 'pod-c' });
     const fresh = compose(['cache', 'sessions'], now);
     const direct = await fresh.pipeline.run(exchange('request'), ask('capped', { max_tokens: 300 }));
     expect(direct.kind).toBe('answered');
-    await settledTick();
-    expect(await remainingTokens(c)).toBe(await remainingTokens(fresh));
+    await fresh.release();
+    expect(await remainingTokens(probe)).toBe(await remainingTokens(fresh));
     console.log(
       `async: ${admitted} tokens held at acceptance; job cost ${cost} µUSD on the project and slot caps`,
     );
@@ -335,12 +357,12 @@ describe('feature composition (memory stores, provider simulator)', () => {
     expect(r.kind).toBe('answered');
     if (r.kind !== 'answered') return;
     expect(r.notes.rateLimitHeaders).toBeUndefined();
-    await settledTick();
+    await c.release();
     const cost = r.answer.costMicros ?? -1;
     expect(cost).toBeGreaterThan(0);
     expect(c.guard.spent(PROJECT_CAP())).toBe(cost);
     expect(c.guard.spent(capKey(APP, `${NS}/capped-primary`))).toBe(cost);
-    expect(c.guard.held(PROJECT_CAP())).toBe(0);
+    expect(c.guard.committed(PROJECT_CAP())).toBe(0);
   });
 
   it('reordering the independent features (cache, sessions) changes no result and no store state', async () => {
@@ -379,14 +401,14 @@ describe('feature composition (memory stores, provider simulator)', () => {
       await run(ask('capped'));
       await run(ask('streamy', {}, true));
       await c.sessions.workDone();
-      await settledTick();
+      await c.release();
       const keys = [
         PROJECT_CAP(),
         capKey(APP, `${NS}/capped-primary`),
         capKey(APP, `${NS}/memory-primary`),
         capKey(APP, `${NS}/streamy-primary`),
       ];
-      return { out, spent: keys.map((k) => c.guard.spent(k)), held: keys.map((k) => c.guard.held(k)) };
+      return { out, spent: keys.map((k) => c.guard.spent(k)), held: keys.map((k) => c.guard.committed(k)) };
     };
     const a = await scenario(['cache', 'sessions']);
     const b = await scenario(['sessions', 'cache']);

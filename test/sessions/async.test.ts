@@ -3,7 +3,6 @@
  * inside that session, a later async request continues it, and an unknown id is refused at once.
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { warmTokenizer } from '#gateway/tokens/count';
 import { postJson, waitState } from '../async/harness.ts';
 import { type RunningGateway, startGateway } from '../harness/gateway.ts';
 import { API_KEY, apiKey, project, workflow } from '../harness/manifests.ts';
@@ -13,8 +12,6 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{1
 let gw: RunningGateway;
 
 beforeAll(async () => {
-  // What a gateway with session workflows does at start-up (about 1 s of CPU), not mid-test.
-  await warmTokenizer();
   gw = await startGateway([
     project(),
     ...apiKey('main', API_KEY),

@@ -7,7 +7,6 @@ import { readdir, readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
-import { warmTokenizer } from '#gateway/tokens/count';
 import { post, type Wrapped } from '../gateway/native/helpers.ts';
 import { type RunningGateway, startGateway } from '../harness/gateway.ts';
 import { getJson, type SessionView } from './helpers.ts';
@@ -17,8 +16,6 @@ const KEY = 'sy_live_HEUADsAxMSNV8on9X3NkkU2lkBArrZ1v';
 let gw: RunningGateway;
 
 beforeAll(async () => {
-  // What a gateway with session workflows does at start-up (about 1 s of CPU), not mid-test.
-  await warmTokenizer();
   const manifests: object[] = [];
   for (const f of (await readdir(EXAMPLES)).filter((n) => n.endsWith('.yaml')).sort())
     for (const doc of parseAllDocuments(await readFile(join(EXAMPLES, f), 'utf8'))) {

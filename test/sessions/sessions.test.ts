@@ -2,7 +2,6 @@ import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningRedis, startRedis } from '#devkit/redis';
 import { SUMMARY_PREFIX } from '#gateway/sessions/compose';
-import { warmTokenizer } from '#gateway/tokens/count';
 import { type ErrBody, parseSse, post, type Wrapped } from '../gateway/native/helpers.ts';
 import { type RunningGateway, startGateway } from '../harness/gateway.ts';
 import { API_KEY, baseConfig, OTHER_KEY, workflow } from '../harness/manifests.ts';
@@ -85,8 +84,6 @@ for (const backend of ['memory', 'redis'] as const) {
         .map((r) => (r.body as { messages: Msg[] }).messages);
 
     beforeAll(async () => {
-      // What a gateway with session workflows does at start-up (about 1 s of CPU), not mid-test.
-      await warmTokenizer();
       sim = await startSimulator();
       if (backend === 'redis') redis = await startRedis();
       const url = redis?.url;
@@ -448,6 +445,38 @@ for (const backend of ['memory', 'redis'] as const) {
       const [failed] = await logs(gw.url, `session_id=${id}&type=session_summary`);
       expect(failed).toMatchObject({ status: 'error', outcome: 'upstream_error', usage: null });
       expect(failed!.details).toMatchObject({ applied: false, folded_turns: 0, kept_turns: 8 });
+    });
+
+    it("a session the estimates put under the threshold is summarised on the provider's reported usage", async () => {
+      // Two sessions, the same four short exchanges; in the second the provider reports 5,000
+      // prompt tokens for the fourth (a tokenizer that counts far more than the estimate).
+      const converse = async (inflate: boolean): Promise<SessionView> => {
+        let id: string | undefined;
+        for (let i = 1; i <= 4; i++) {
+          if (inflate && i === 4)
+            sim.addFault({ match: { provider: 'openai' }, promptTokens: 5000, times: 1 });
+          const r = await post<Wrapped>(gw.url, {
+            workflow: 'chat-sum',
+            format: 'wrapped',
+            ...(id ? { session_id: id } : {}),
+            messages: [{ role: 'user', content: `Turn ${i}.` }],
+          });
+          expect(r.status).toBe(200);
+          id ??= r.json.meta.session_id!;
+          await view(id);
+        }
+        return (await view(id!)).json;
+      };
+      const estimated = await converse(false);
+      const reported = await converse(true);
+      sim.clearFaults();
+      console.log(
+        `sessions: 4 exchanges, estimated ${estimated.tokens} tokens against a threshold of 200: summary_version ${estimated.summary_version}; with 5,000 reported prompt tokens: summary_version ${reported.summary_version}, ${reported.turns.length} turns kept`,
+      );
+      expect(estimated.summary_version).toBe(0);
+      expect(estimated.turns).toHaveLength(8);
+      expect(reported.summary_version).toBe(1);
+      expect(reported.turns.length).toBeLessThan(8);
     });
 
     it('expires after ttlSeconds idle; each use restarts the idle timer', async () => {

@@ -2,7 +2,6 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { periodWindow, SPEND_KEYS, usdToMicros } from '#contract';
 import { type RunningRedis, startRedis } from '#devkit/redis';
-import { warmTokenizer } from '#gateway/tokens/count';
 import { post, type Wrapped } from '../gateway/native/helpers.ts';
 import { type RunningGateway, startGateway } from '../harness/gateway.ts';
 import { apiKey, baseConfig, project } from '../harness/manifests.ts';
@@ -109,7 +108,6 @@ describe('session summaries count toward spend caps (redis state, provider simul
   let clock = T0;
 
   beforeAll(async () => {
-    await warmTokenizer();
     sim = await startSimulator();
     redis = await startRedis();
     reader = new Redis(redis.url);

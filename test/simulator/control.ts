@@ -49,6 +49,7 @@ export const faultRuleSchema = z.strictObject({
   streamChunks: z.number().int().positive().optional(),
   chunkIntervalMs: count.optional(),
   corruptCrc: z.boolean().optional(),
+  promptTokens: count.optional(),
 }) satisfies z.ZodType<FaultRule>;
 
 function json(res: ServerResponse, status: number, value: unknown): void {

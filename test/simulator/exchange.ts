@@ -1,6 +1,7 @@
 /** What a provider module gets to see and implement; server.ts drives the common request pipeline. */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { z } from 'zod';
+import type { ClaudeState } from './anthropic/claude-state.ts';
 import type { AuthState } from './auth-state.ts';
 import type { ResolvedFault } from './faults.ts';
 import type { ProviderName } from './types.ts';
@@ -25,6 +26,8 @@ export interface Exchange {
   sleep(ms: number): Promise<void>;
   /** Credentials the simulator accepts and has issued (STS keys, Google access tokens). */
   auth: AuthState;
+  /** Claude's memory across requests: its thinking signatures and prompt cache. */
+  claude: ClaudeState;
 }
 
 export interface ErrorReply {

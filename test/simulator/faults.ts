@@ -31,6 +31,7 @@ export interface ResolvedFault {
   streamChunks?: number;
   chunkIntervalMs?: number;
   corruptCrc?: boolean;
+  promptTokens?: number;
 }
 
 interface StoredRule {

@@ -5,6 +5,7 @@
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { ClaudeState } from './anthropic/claude-state.ts';
 import { anthropicApi } from './anthropic/routes.ts';
 import { googleAuthApi } from './auth/google.ts';
 import { awsStsApi } from './auth/sts.ts';
@@ -31,6 +32,7 @@ type Options = Required<Omit<SimulatorOptions, 'apiKey' | 'aws' | 'webIdentity' 
 interface State {
   opts: Options;
   auth: AuthState;
+  claude: ClaudeState;
   faults: FaultStore;
   recorder: Recorder;
   timers: Set<NodeJS.Timeout>;
@@ -63,6 +65,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
       validate: options.validate ?? true,
     },
     auth: new AuthState({ aws: options.aws, webIdentity: options.webIdentity, google: options.google }),
+    claude: new ClaudeState(),
     faults: new FaultStore(),
     recorder: new Recorder(),
     timers: new Set(),
@@ -140,6 +143,7 @@ async function handle(state: State, req: IncomingMessage, res: ServerResponse): 
     api,
     sleep,
     auth: state.auth,
+    claude: state.claude,
   };
 
   let decodeError: string | undefined;

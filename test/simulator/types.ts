@@ -71,6 +71,8 @@ export interface FaultRule {
   chunkIntervalMs?: number;
   /** Bedrock streams: one event-stream frame carries a wrong message CRC. */
   corruptCrc?: boolean;
+  /** OpenAI chat: report this many prompt tokens in usage (a provider whose tokenizer counts more). */
+  promptTokens?: number;
 }
 
 export interface RecordedRequest {

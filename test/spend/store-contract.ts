@@ -1,5 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { CapRef, GuardStore, RateRef } from '#gateway/spend/store';
+import {
+  type CapOp,
+  type CapRef,
+  type GuardStore,
+  KEEP,
+  type RateOp,
+  type RateRef,
+} from '#gateway/spend/store';
 
 export interface StoreUnderTest {
   store: GuardStore;
@@ -15,18 +22,34 @@ const cap = (project: string, limitMicros: number, name = 'c'): CapRef => ({
   limitMicros,
   ttlSec: 3600,
 });
-const rate = (project: string, perSecond: number, burst: number, name = 'r', cost = 1): RateRef => ({
+const rate = (project: string, perSecond: number, burst: number, name = 'r'): RateRef => ({
   key: `switchyard:{p:${project}}:rl:${name}`,
   intervalUs: 1_000_000 / perSecond,
   burst,
-  cost,
 });
 const T = 1_000_000_000_000;
 
+/** A cap op: report `used`, commit `committed`, ask for one request of `need` (want: 32 of them). */
+const op = (c: CapRef, o: Partial<Omit<CapOp, 'cap'>> = {}): CapOp => ({
+  cap: c,
+  used: 0,
+  committed: 0,
+  need: 0,
+  want: (o.need ?? 0) * 32,
+  ...o,
+});
+const rop = (r: RateRef, o: Partial<Omit<RateOp, 'rate'>> = {}): RateOp => ({
+  rate: r,
+  give: 0,
+  need: 0,
+  want: o.need ?? 0,
+  ...o,
+});
+
 /**
  * The rules of rate limits and spend caps, the same on every backend (memory, Redis, Redis
- * Cluster). Spend uses the caller's clock (passed in); rate limits use the store's (Redis TIME),
- * so the rate cases use small real intervals.
+ * Cluster): a pod's lease calls. Spend uses the caller's clock (passed in); rate limits use the
+ * store's (Redis TIME), so the rate cases use small real intervals.
  */
 export function guardStoreContract(name: string, setup: () => Promise<StoreUnderTest>): void {
   describe(`guard store contract: ${name}`, () => {
@@ -40,196 +63,125 @@ export function guardStoreContract(name: string, setup: () => Promise<StoreUnder
       await sut?.close();
     });
 
-    const reserve = (member: string, amount: number, caps: CapRef[], nowMs = T, deadlineMs = T + 60_000) =>
-      store.reserve({ member, amountMicros: amount, deadlineMs, nowMs, rates: [], caps });
+    const lease = (member: string, caps: CapOp[], rates: RateOp[] = [], nowMs = T, deadlineMs = T + 60_000) =>
+      store.lease({ member, nowMs, deadlineMs, rates, caps });
 
-    it('admits while spent plus reserved is below the limit, then refuses with the spent amount', async () => {
-      const c = cap(pid('cap'), 1000);
-      expect((await reserve('a', 600, [c])).ok).toBe(true);
-      expect((await reserve('b', 600, [c])).ok).toBe(true); // 600 < 1000: one more estimate may go
-      const refused = await reserve('c', 1, [c]);
-      expect(refused).toMatchObject({
-        ok: false,
-        kind: 'cap',
-        index: 0,
-        spentMicros: 0,
-        reservedMicros: 1200,
-      });
-      await store.settle({ member: 'a', nowMs: T, caps: [{ ...c, actualMicros: 100 }] });
-      await store.settle({ member: 'b', nowMs: T, caps: [{ ...c, actualMicros: 200 }] });
-      expect(await sut.spent(c.key)).toBe(300);
-      expect((await reserve('d', 50, [c])).ok).toBe(true);
+    it('grants one request at least, more while the room allows, shared by the pods that hold leases', async () => {
+      const c = cap(pid('grant'), 1_000);
+      const a = await lease('pod-a', [op(c, { need: 10 })]);
+      // 1000 free, one holder: half of it, up to 32 requests' worth.
+      expect(a.caps[0]).toEqual({ held: 320, spent: 0, leased: 320, refused: false });
+      const b = await lease('pod-b', [op(c, { need: 10, want: 10_000 })]);
+      // 680 free, two holders: a quarter each.
+      expect(b.caps[0]).toMatchObject({ held: 170, leased: 490, refused: false });
     });
 
-    it('settles once: a repeated settle changes nothing; a release settles at zero', async () => {
-      const c = cap(pid('idem'), 10_000);
-      await reserve('m', 500, [c]);
-      const first = await store.settle({ member: 'm', nowMs: T, caps: [{ ...c, actualMicros: 321 }] });
-      expect(first.spent).toEqual([321]);
-      const again = await store.settle({ member: 'm', nowMs: T, caps: [{ ...c, actualMicros: 321 }] });
-      expect(again.spent).toEqual([null]);
-      await reserve('gone', 700, [c]);
-      await store.settle({ member: 'gone', nowMs: T, caps: [{ ...c, actualMicros: 0 }] });
-      expect(await sut.spent(c.key)).toBe(321);
+    it('moves what was used from the lease to spent, keeps or resizes the rest', async () => {
+      const c = cap(pid('report'), 10_000);
+      await lease('pod', [op(c, { need: 100 })]);
+      const kept = await lease('pod', [op(c, { used: 40, committed: 100, want: KEEP })]);
+      expect(kept.caps[0]).toMatchObject({ held: 3_200 - 40, spent: 40 });
+      expect(await sut.spent(c.key)).toBe(40);
+      const shrunk = await lease('pod', [op(c, { used: 60, committed: 0, want: 0 })]);
+      expect(shrunk.caps[0]).toEqual({ held: 0, spent: 100, leased: 0, refused: false });
     });
 
-    it('counts an expired reservation as spent, and a late settle corrects it to the real cost', async () => {
-      const c = cap(pid('exp'), 10_000);
-      await reserve('killed', 800, [c], T, T + 1000);
-      await reserve('late', 400, [c], T, T + 1000);
-      // The next reservation after the deadline moves both into spent.
-      expect((await reserve('next', 10, [c], T + 1001)).ok).toBe(true);
-      expect(await sut.spent(c.key)).toBe(1200);
-      await store.settle({ member: 'late', nowMs: T + 2000, caps: [{ ...c, actualMicros: 150 }] });
-      expect(await sut.spent(c.key)).toBe(950);
-      await store.settle({ member: 'late', nowMs: T + 2000, caps: [{ ...c, actualMicros: 150 }] });
-      expect(await sut.spent(c.key)).toBe(950);
+    it('near the cap grants one request while anything is left, then refuses with the spent amount', async () => {
+      const c = cap(pid('near'), 100);
+      const first = await lease('pod-a', [op(c, { need: 60, want: 60 })]);
+      expect(first.caps[0]).toMatchObject({ held: 60, refused: false });
+      // 40 left: one more request of 60 is still granted (it may overshoot by less than itself) ...
+      const second = await lease('pod-b', [op(c, { need: 60, want: 60 })]);
+      expect(second.caps[0]).toMatchObject({ held: 60, leased: 120, refused: false });
+      // ... and then nothing more, for anyone.
+      const third = await lease('pod-c', [op(c, { need: 1 })]);
+      expect(third.caps[0]).toMatchObject({ held: 0, refused: true, spent: 0 });
+      const again = await lease('pod-a', [op(c, { used: 60, committed: 0, need: 1 })]);
+      expect(again.caps[0]).toMatchObject({ held: 0, spent: 60, refused: true });
     });
 
-    it('reserves against every cap or none', async () => {
-      const p = pid('multi');
-      const roomy = cap(p, 10_000, 'roomy');
-      const full = cap(p, 100, 'full');
-      await reserve('x', 100, [full]);
-      const res = await reserve('y', 50, [roomy, full]);
-      expect(res).toMatchObject({ ok: false, kind: 'cap', index: 1 });
-      await store.settle({ member: 'y', nowMs: T, caps: [{ ...roomy, actualMicros: 50 }] });
-      expect(await sut.spent(roomy.key)).toBe(0);
+    it('a lease past its deadline counts what it committed as spent and gives the rest back', async () => {
+      const c = cap(pid('expire'), 10_000);
+      await lease('killed', [op(c, { need: 50 })], [], T, T + 1_000);
+      await lease('killed', [op(c, { committed: 150, want: KEEP })], [], T, T + 1_000);
+      const other = await lease('alive', [op(c, { need: 10 })], [], T + 2_000, T + 62_000);
+      // The killed pod's lease (1600) is gone; its 150 committed count as spent.
+      expect(other.caps[0]!.spent).toBe(150);
+      expect(other.caps[0]!.leased).toBe(other.caps[0]!.held);
+      expect(await sut.spent(c.key)).toBe(150);
     });
 
-    it('extends a held reservation when the same member reserves again', async () => {
-      const c = cap(pid('extend'), 900);
-      await reserve('s', 400, [c]);
-      await reserve('s', 400, [c]);
-      expect(await reserve('t', 150, [c])).toMatchObject({ ok: true }); // 800 held < 900
-      expect(await reserve('u', 1, [c])).toMatchObject({ ok: false, reservedMicros: 950 });
-      await store.settle({ member: 's', nowMs: T, caps: [{ ...c, actualMicros: 700 }] });
-      expect(await sut.spent(c.key)).toBe(700);
+    it('a pod whose lease expired while it lived: its later report is absorbed by what was counted', async () => {
+      const c = cap(pid('late'), 10_000);
+      await lease('slow', [op(c, { need: 50, committed: 0 })], [], T, T + 1_000);
+      await lease('slow', [op(c, { committed: 50, want: KEEP })], [], T, T + 1_000);
+      await lease('other', [op(c, { need: 1 })], [], T + 5_000, T + 65_000); // expires it: 50 counted
+      const late = await lease(
+        'slow',
+        [op(c, { used: 30, committed: 0, want: 0 })],
+        [],
+        T + 6_000,
+        T + 66_000,
+      );
+      // The 30 it really cost were already among the 50 counted: spent stays 50 (the safe side).
+      expect(late.caps[0]!.spent).toBe(50);
+      const next = await lease(
+        'slow',
+        [op(c, { used: 30, committed: 0, want: 0 })],
+        [],
+        T + 7_000,
+        T + 67_000,
+      );
+      // 20 were left counted in advance; 10 more are new.
+      expect(next.caps[0]!.spent).toBe(60);
     });
 
     it('reports 80, 90 and 100 % once each per cap key', async () => {
-      const c = cap(pid('thr'), 1000);
-      const levels: number[] = [];
-      for (const [m, actual] of [
-        ['a', 500],
-        ['b', 310],
-        ['c', 20],
-        ['d', 100],
-        ['e', 100],
-      ] as const) {
-        await reserve(m, 1, [c]);
-        const s = await store.settle({ member: m, nowMs: T, caps: [{ ...c, actualMicros: actual }] });
-        levels.push(...s.crossings.map((x) => x.level));
-      }
-      // 810 → 80; 830 → nothing new; 930 → 90; 1030 → 100.
-      expect(levels).toEqual([80, 90, 100]);
-      // A jump from nothing past all three reports each.
-      const jump = cap(pid('jump'), 1000);
-      await reserve('j', 1, [jump]);
-      const s = await store.settle({ member: 'j', nowMs: T, caps: [{ ...jump, actualMicros: 5000 }] });
-      expect(s.crossings.map((x) => [x.level, x.spentMicros])).toEqual([
-        [80, 5000],
-        [90, 5000],
-        [100, 5000],
+      const c = cap(pid('levels'), 1_000);
+      await lease('pod', [op(c, { need: 1000, want: 1000 })]);
+      const a = await lease('pod', [op(c, { used: 850, committed: 0, want: KEEP })]);
+      expect(a.crossings).toEqual([{ index: 0, level: 80, spentMicros: 850 }]);
+      const b = await lease('pod', [op(c, { used: 200, committed: 0, want: KEEP })]);
+      expect(b.crossings).toEqual([
+        { index: 0, level: 90, spentMicros: 1_050 },
+        { index: 0, level: 100, spentMicros: 1_050 },
       ]);
+      const again = await lease('pod', [op(c, { used: 1, committed: 0, want: KEEP })]);
+      expect(again.crossings).toEqual([]);
     });
 
-    it('GCRA: a burst passes, the next is refused with the delay, and passes after it', async () => {
-      const p = pid('gcra');
-      const r = rate(p, 5, 3); // one every 200 ms, 3 at once
-      const go = () =>
-        store.reserve({ member: 'r', amountMicros: 0, deadlineMs: T, nowMs: T, rates: [r], caps: [] });
-      const first = await go();
-      expect(first).toMatchObject({ ok: true });
-      if (first.ok) expect(first.rates[0]!.remaining).toBe(2);
-      await go();
-      await go();
-      const refused = await go();
-      expect(refused).toMatchObject({ ok: false, kind: 'rate', index: 0 });
-      if (!refused.ok && refused.kind === 'rate') {
-        expect(refused.retryMs).toBeGreaterThan(100);
-        expect(refused.retryMs).toBeLessThanOrEqual(200);
-        expect(refused.rates[0]!.remaining).toBe(0);
-        await new Promise((r) => setTimeout(r, refused.retryMs + 20));
-      }
-      expect(await go()).toMatchObject({ ok: true });
+    it('several caps in one call, each on its own terms', async () => {
+      const p = pid('multi');
+      const roomy = cap(p, 1_000_000, 'roomy');
+      const full = cap(p, 10, 'full');
+      await lease('pod', [op(full, { need: 10, want: 10 })]);
+      await lease('pod', [op(full, { used: 10, want: 0 })]);
+      const r = await lease('pod', [op(roomy, { need: 5 }), op(full, { need: 5 })]);
+      expect(r.caps[0]).toMatchObject({ refused: false, held: 160 });
+      expect(r.caps[1]).toMatchObject({ refused: true, held: 0, spent: 10 });
     });
 
-    it('GCRA: takes from every limit or from none, and a cap refusal comes after the limits', async () => {
-      const p = pid('all');
-      const wide = rate(p, 100, 100, 'wide');
-      const narrow = rate(p, 1, 1, 'narrow');
-      const both = () =>
-        store.reserve({
-          member: 'q',
-          amountMicros: 0,
-          deadlineMs: T,
-          nowMs: T,
-          rates: [wide, narrow],
-          caps: [],
-        });
-      expect((await both()).ok).toBe(true);
-      const refused = await both();
-      expect(refused).toMatchObject({ ok: false, kind: 'rate', index: 1 });
-      if (!refused.ok && refused.kind === 'rate') expect(refused.rates[0]!.remaining).toBe(99);
+    it('GCRA: a lease takes at least what is needed, up to a quarter of what is left; the rest is refused with the delay', async () => {
+      const r = rate(pid('gcra'), 1, 8);
+      const first = await lease('pod', [], [rop(r, { need: 1, want: 100 })]);
+      // 8 available: a quarter (2), at least 1.
+      expect(first.rates[0]).toMatchObject({ granted: 2, remaining: 6, retryMs: 0 });
+      const big = await lease('pod', [], [rop(r, { need: 6, want: 6 })]);
+      expect(big.rates[0]).toMatchObject({ granted: 6, remaining: 0 });
+      const refused = await lease('pod', [], [rop(r, { need: 1 })]);
+      expect(refused.rates[0]!.granted).toBe(0);
+      expect(refused.rates[0]!.retryMs).toBeGreaterThan(0);
+      expect(refused.rates[0]!.retryMs).toBeLessThanOrEqual(1_000);
     });
 
-    it('GCRA tokens: a correction gives back what the estimate over-took', async () => {
-      const p = pid('tok');
-      const t = rate(p, 1, 100, 'tpm', 80); // 100 tokens at once, refilled at 1 a second
-      const take = (cost: number) =>
-        store.reserve({
-          member: 'k',
-          amountMicros: 0,
-          deadlineMs: T,
-          nowMs: T,
-          rates: [{ ...t, cost }],
-          caps: [],
-        });
-      expect((await take(80)).ok).toBe(true);
-      expect((await take(80)).ok).toBe(false);
-      // The answer used 10, not 80.
-      await store.settle({ member: 'k', nowMs: T, caps: [], corrections: [{ rate: t, deltaUnits: -70 }] });
-      expect((await take(80)).ok).toBe(true);
-    });
-
-    it('settles several caps at their own real costs and corrects token limits in one step', async () => {
-      const p = pid('one-step');
-      const slot = cap(p, 10_000, 'slot');
-      const project = cap(p, 10_000, 'project');
-      const t = rate(p, 1000, 100, 'tokens', 90);
-      const r = await store.reserve({
-        member: 'q',
-        amountMicros: 500,
-        deadlineMs: T + 60_000,
-        nowMs: T,
-        rates: [t],
-        caps: [slot, project],
-      });
-      expect(r.ok).toBe(true);
-      const s = await store.settle({
-        member: 'q',
-        nowMs: T,
-        caps: [
-          { ...slot, actualMicros: 120 },
-          { ...project, actualMicros: 340 },
-        ],
-        corrections: [{ rate: t, deltaUnits: -80 }],
-      });
-      expect(s.spent).toEqual([120, 340]);
-      // 90 taken, 80 given back: 90 of the burst of 100 is free again.
-      const again = await store.reserve({
-        member: 'q2',
-        amountMicros: 0,
-        deadlineMs: T,
-        nowMs: T,
-        rates: [{ ...t, cost: 90 }],
-        caps: [],
-      });
-      expect(again.ok).toBe(true);
-      // Settled once: the second settle changes nothing.
-      const twice = await store.settle({ member: 'q', nowMs: T, caps: [{ ...slot, actualMicros: 999 }] });
-      expect(twice.spent).toEqual([null]);
+    it('GCRA: units given back can be taken again at once; a debt is taken from what is left', async () => {
+      const r = rate(pid('give'), 1, 4);
+      await lease('pod', [], [rop(r, { need: 4, want: 4 })]);
+      const back = await lease('pod', [], [rop(r, { give: 3, need: 3, want: 3 })]);
+      expect(back.rates[0]).toMatchObject({ granted: 3, remaining: 0 });
+      const r2 = rate(pid('debt'), 1, 4);
+      const owed = await lease('pod', [], [rop(r2, { give: -3, need: 1, want: 1 })]);
+      expect(owed.rates[0]).toMatchObject({ granted: 1, remaining: 0 });
     });
   });
 }

@@ -12,7 +12,7 @@ import {
   type TimerJob,
 } from './runner.ts';
 
-const QUEUES = { run: 'async-run', timer: 'async-timer', webhook: 'webhook' } as const;
+const QUEUES = ASYNC_KEYS.queues;
 type QueueKind = keyof typeof QUEUES;
 
 /** Infrastructure failures (Redis blips) retry a few times; outcomes (a failed pipeline, a 5xx receiver) are not exceptions. */

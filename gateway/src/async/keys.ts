@@ -10,4 +10,17 @@ export const ASYNC_KEYS = {
   results: 'switchyard:async:results',
   /** Hash tag prefix of the BullMQ queues, so each queue's keys share one Cluster slot. */
   queuePrefix: '{switchyard-jobs}',
+  /** The BullMQ queue of each kind of job. */
+  queues: { run: 'async-run', timer: 'async-timer', webhook: 'webhook' },
 } as const;
+
+/**
+ * BullMQ's keys (`<prefix>:<queue>:<state>`) that hold a queue's unfinished jobs: a job waits,
+ * runs or is delayed in one of them, and each key is deleted when it empties.
+ */
+export const pendingJobKeys = (): string[] =>
+  Object.values(ASYNC_KEYS.queues).flatMap((q) =>
+    ['wait', 'active', 'delayed', 'prioritized', 'paused', 'waiting-children'].map(
+      (state) => `${ASYNC_KEYS.queuePrefix}:${q}:${state}`,
+    ),
+  );

@@ -3,6 +3,7 @@ import type { Registry } from 'prom-client';
 import type { Exchange } from '../pipeline/exchange.ts';
 import type { Feature, FeatureRun } from '../pipeline/feature.ts';
 import type { Prepared } from '../pipeline/prepare.ts';
+import type { CanonicalResult } from '../providers/types.ts';
 import { cacheKey } from './key.ts';
 import { cacheMetrics } from './metrics.ts';
 import type { CacheStore } from './types.ts';
@@ -12,6 +13,16 @@ export interface CacheFeatureDeps {
   registry: Registry;
   logger: Logger;
   now: () => number;
+}
+
+/**
+ * The answer as the cache keeps it: canonical, so a hit is rendered by each surface's translator;
+ * a provider's own answer to a native request (ChatResult.native) is not kept.
+ */
+function canonical(result: CanonicalResult): CanonicalResult {
+  if (result.kind !== 'chat' || !result.native) return result;
+  const { native: _, ...rest } = result;
+  return rest;
 }
 
 /** Request kinds whose answers are replayable as they are (media answers are not cached). */
@@ -71,7 +82,7 @@ export function responseCache(deps: CacheFeatureDeps): Feature {
             projectId,
             key,
             {
-              result: answer.result,
+              result: canonical(answer.result),
               costMicros: answer.costMicros,
               provider: answer.slot?.provider ?? null,
               model: answer.slot?.model ?? null,

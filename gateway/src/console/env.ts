@@ -1,8 +1,6 @@
 import type { Logger } from 'pino';
 import { z } from 'zod';
-import { KubeClient, loadKubeConfig } from '#operator/kube/index';
 import type { ConsoleBackend } from './backend.ts';
-import { KubeConsoleBackend } from './kube-backend.ts';
 
 /** Console API settings from the environment (off on a cluster unless asked for). */
 export const consoleEnv = z.object({
@@ -29,9 +27,19 @@ export function readConsoleEnv(env: NodeJS.ProcessEnv = process.env): ConsoleEnv
 /**
  * The cluster backend when SWITCHYARD_CONSOLE=kubernetes: the API server from KUBECONFIG, else the
  * pod's in-cluster ServiceAccount (client-node's default lookup). Undefined otherwise.
+ *
+ * Imported only then: @kubernetes/client-node and the operator's compiler it pulls in cost a pod
+ * about 80 MB of RSS and over a second of start-up, for an API most pods do not serve.
  */
-export function kubernetesConsole(env: ConsoleEnv, logger: Logger): ConsoleBackend | undefined {
+export async function kubernetesConsole(
+  env: ConsoleEnv,
+  logger: Logger,
+): Promise<ConsoleBackend | undefined> {
   if (env.SWITCHYARD_CONSOLE !== 'kubernetes') return undefined;
+  const [{ KubeClient, loadKubeConfig }, { KubeConsoleBackend }] = await Promise.all([
+    import('#operator/kube/index'),
+    import('./kube-backend.ts'),
+  ]);
   const client = new KubeClient(loadKubeConfig());
   return new KubeConsoleBackend({ client, logger, settleTimeoutMs: env.SWITCHYARD_CONSOLE_TIMEOUT_MS });
 }

@@ -3,15 +3,15 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AuthContext } from '../auth/authenticate.ts';
 import { GatewayError } from '../errors/index.ts';
 import type { Pipeline } from '../pipeline/run.ts';
-import type { ChatMessage } from '../providers/types.ts';
+import type { ChatMessage, ChatRequest } from '../providers/types.ts';
 import { LIMITS } from '../requests/limits.ts';
 import { countTokensBody, messagesBody } from '../requests/messages-schema.ts';
-import { messagesToNative, promptMessages, rejectMessagesParams } from '../requests/messages-translate.ts';
+import { messagesRequest, promptMessages, rejectMessagesParams } from '../requests/messages-translate.ts';
 import { parseBody } from '../requests/zod-error.ts';
 import { compatResult } from '../responses/encode-compat.ts';
 import { messageObject } from '../responses/encode-messages.ts';
 import { writeMessagesStream } from '../responses/messages-sse.ts';
-import { countMessageTokens } from '../tokens/count.ts';
+import { countMessageTokens, exactMessageTokens } from '../tokens/count.ts';
 import { authOf, serve } from './context.ts';
 
 const CHAT_TYPES = ['chat', 'vision'] as const;
@@ -32,28 +32,35 @@ const messageId = (): string => `msg_${randomBytes(16).toString('hex')}`;
 /**
  * POST /v1/messages and /v1/messages/count_tokens (Anthropic's Messages API): parse
  * (requests/messages-*), run the one pipeline, encode (responses/encode-messages.ts). `model` is the
- * workflow name; `anthropic-version` and `anthropic-beta` headers are accepted and not needed.
+ * workflow name. The request also travels as sent (a NativeRequest), which slots that speak the
+ * Messages API receive with what the workflow adds, and whose answer comes back as they sent it.
+ * `anthropic-version` is accepted and not needed; some `anthropic-beta` features are forwarded.
  */
 export function messagesRoutes(app: FastifyInstance, pipeline: Pipeline): void {
   const create = async (req: FastifyRequest, reply: FastifyReply): Promise<unknown> => {
     gate(req);
     rejectMessagesParams(req.body);
     const body = parseBody(messagesBody, req.body);
-    const native = messagesToNative(body);
+    const translated = messagesRequest(body, req.body as Record<string, unknown>, req.headers);
     const { ex, result: outcome } = await serve(pipeline, req, reply, 'messages', {
-      body: native,
+      body: translated.body,
       stream: body.stream === true,
       compat: { allowed: CHAT_TYPES },
+      native: translated.native,
     });
     const id = messageId();
+    const stops = (outcome.prepared.request as ChatRequest).stop;
     if (outcome.kind === 'streaming') {
       // message_start carries the prompt's size before the provider reports it.
-      const estimate = countMessageTokens((native.messages ?? []) as readonly ChatMessage[], 'anthropic');
-      return writeMessagesStream(reply, ex, outcome, id, body.model, estimate);
+      const estimate = countMessageTokens(
+        (translated.body.messages ?? []) as readonly ChatMessage[],
+        'anthropic',
+      );
+      return writeMessagesStream(reply, ex, outcome, { id, model: body.model, stops }, estimate);
     }
     const result = compatResult(reply, ex, outcome);
     if (result.kind !== 'chat') throw new Error(`unexpected ${result.kind} result for a message`);
-    return reply.send(messageObject(id, body.model, result));
+    return reply.send(messageObject({ id, model: body.model, stops }, result));
   };
 
   const countTokens = async (req: FastifyRequest): Promise<unknown> => {
@@ -77,7 +84,8 @@ export function messagesRoutes(app: FastifyInstance, pipeline: Pipeline): void {
     const toolText = JSON.stringify(body.tools ?? []);
     return {
       input_tokens:
-        countMessageTokens(messages, type) + (body.tools?.length ? Math.ceil(toolText.length / 4) : 0),
+        (await exactMessageTokens(messages, type)) +
+        (body.tools?.length ? Math.ceil(toolText.length / 4) : 0),
     };
   };
 

@@ -1,4 +1,3 @@
-import type { RateState } from '../spend/store.ts';
 import type { RateKind, RateLimit } from './rates.ts';
 
 /** OpenAI's duration spelling for x-ratelimit-reset-*: `120ms`, `1.5s`, `6m0s`. */
@@ -15,6 +14,13 @@ export function openAiDuration(ms: number): string {
  * (the one with the fewest cells left), plus `retry-after-ms` for the exact delay: the OpenAI SDKs
  * read it before `retry-after`, so their built-in retry waits just long enough.
  */
+/** What one limit has left, as its headers say it. */
+export interface RateState {
+  remaining: number;
+  /** Until the limit is full again. */
+  resetMs: number;
+}
+
 export function rateLimitHeaders(
   limits: readonly RateLimit[],
   states: readonly RateState[],

@@ -27,6 +27,8 @@ export interface RateLimit {
   kind: RateKind;
   perMinute: number;
   ref: RateRef;
+  /** Units this request takes (1 for requests, estimated tokens for tokens), at most the burst. */
+  cost: number;
 }
 
 type Config = SnapshotProject['rateLimit'] | SnapshotApiKey['rateLimit'];
@@ -44,12 +46,8 @@ function add(
     scope,
     kind,
     perMinute,
-    ref: {
-      key,
-      intervalUs: MINUTE_US / perMinute,
-      burst: burstOf(perMinute),
-      cost: Math.min(cost, burstOf(perMinute)),
-    },
+    ref: { key, intervalUs: MINUTE_US / perMinute, burst: burstOf(perMinute) },
+    cost: Math.min(cost, burstOf(perMinute)),
   });
 }
 

@@ -2,11 +2,12 @@ import { isStreamable, type RequestType, takesStructuredOutput } from '#contract
 import type { AuthContext } from '../auth/authenticate.ts';
 import { customerData } from '../domain/customer-data.ts';
 import { GatewayError } from '../errors/index.ts';
-import type { CanonicalRequest } from '../providers/types.ts';
+import type { CanonicalRequest, NativeRequest } from '../providers/types.ts';
 import { inferRequestType, toCanonical } from '../requests/canonical.ts';
 import type { NativeBody } from '../requests/native-schema.ts';
 import { resolveStructured, schemaName } from '../requests/structured.ts';
 import type { ExecutionPlan } from '../routing/plan.ts';
+import { speaksDialect } from '../routing/plan.ts';
 import { resolveRoute } from '../routing/resolve.ts';
 import type { RuntimeWorkflow } from '../snapshot/runtime.ts';
 import { assertCompilable, SchemaCompileError } from '../structured/validate.ts';
@@ -30,6 +31,8 @@ export interface PrepareOptions {
   compat?: { allowed: readonly RequestType[] } | undefined;
   /** Backend-pipeline workflows (eventName) run only as async jobs. */
   async: boolean;
+  /** The client's body in a provider's own API, carried on a chat request (see NativeRequest). */
+  native?: NativeRequest | undefined;
 }
 
 /** The one refusal of a backend-pipeline workflow outside the async endpoint, for every surface. */
@@ -104,20 +107,24 @@ export function prepare(auth: AuthContext, body: NativeBody, opts: PrepareOption
       throw err;
     }
   }
+  const slots = wf ? wf.slots : route.kind === 'direct' ? [route.slot] : [];
+  const primary = slots[0]!;
+  const testMode = wf?.config.testMode ?? false;
+  // Carried only to a chain with a slot that speaks it: elsewhere it would only weigh on the cache key.
+  const native = opts.native && speaksDialect(testMode, slots, opts.native.dialect) ? opts.native : undefined;
   const request = toCanonical(body, {
     subject,
     requestType,
     systemInstructions: wf?.config.systemInstructions,
     structured,
+    native,
   });
-  const slots = wf ? wf.slots : route.kind === 'direct' ? [route.slot] : [];
-  const primary = slots[0]!;
   return {
     plan: {
       workflow: wf,
       requestType,
       slots,
-      testMode: wf?.config.testMode ?? false,
+      testMode,
       structured: structured.kind === 'schema' ? structured.output : undefined,
       json: structured.kind === 'json',
     },

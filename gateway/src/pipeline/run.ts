@@ -3,7 +3,7 @@ import type { RequestType } from '#contract';
 import { answerCost } from '../domain/cost.ts';
 import { reportedUsage } from '../domain/usage.ts';
 import { GatewayError, workflowBudgetExceeded } from '../errors/index.ts';
-import type { CanonicalResult, ChatRequest, CompletionRequest } from '../providers/types.ts';
+import type { CanonicalResult, ChatRequest, CompletionRequest, NativeRequest } from '../providers/types.ts';
 import type { NativeBody } from '../requests/native-schema.ts';
 import type { Attempt } from '../routing/attempts.ts';
 import { execute, structuredValue } from '../routing/execute.ts';
@@ -23,6 +23,8 @@ export interface PipelineRequest {
   stream: boolean;
   /** Compatible surface: `model` names a workflow of one of these request types. */
   compat?: { allowed: readonly RequestType[] } | undefined;
+  /** The body as the client wrote it in a provider's API, for the adapter that speaks it (chat only). */
+  native?: NativeRequest | undefined;
 }
 
 /** An async request's admission: accepted (its job runs later) or refused at once. */
@@ -79,7 +81,7 @@ export class Pipeline {
 
   #prepare(ex: Exchange, req: PipelineRequest, async: boolean): Prepared | Refused {
     try {
-      const p = prepare(ex.auth, req.body, { compat: req.compat, async });
+      const p = prepare(ex.auth, req.body, { compat: req.compat, async, native: req.native });
       ex.progress.prepared = p;
       return p;
     } catch (err) {

@@ -1,6 +1,13 @@
 import { answerCost } from '../domain/cost.ts';
 import { resultEvents } from '../providers/replay.ts';
-import type { ChatResult, CompletionResult, StreamEvent, ToolCall, Usage } from '../providers/types.ts';
+import type {
+  ChatResult,
+  CompletionResult,
+  StopSequence,
+  StreamEvent,
+  ToolCall,
+  Usage,
+} from '../providers/types.ts';
 import { toUpstreamError } from '../routing/execute.ts';
 import type { OpenedStream } from '../routing/stream.ts';
 import { checkStructured } from '../structured/validate.ts';
@@ -21,6 +28,7 @@ class Tally {
   text = '';
   readonly #calls: { id: string; name: string; arguments: string }[] = [];
   finish = 'stop';
+  stop: StopSequence = {};
   usage: Usage | undefined;
   ttftMs: number | undefined;
 
@@ -30,8 +38,12 @@ class Tally {
       this.usage = ev.usage;
       return false;
     }
-    if (ev.type === 'finish') this.finish = ev.finish_reason;
-    else {
+    // A provider's own event, for its dialect's encoder: what it says arrives as canonical events too.
+    if (ev.type === 'native') return true;
+    if (ev.type === 'finish') {
+      this.finish = ev.finish_reason;
+      if (ev.stop_sequence !== undefined) this.stop = { stop_sequence: ev.stop_sequence };
+    } else {
       if (ev.content) this.text += ev.content;
       if (ev.tool_calls)
         for (const t of ev.tool_calls) {
@@ -73,6 +85,7 @@ class Tally {
       content: this.text || (tool_calls.length ? null : ''),
       ...(tool_calls.length ? { tool_calls } : {}),
       finish_reason: this.finish,
+      ...this.stop,
       usage,
       model,
     };

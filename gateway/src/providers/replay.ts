@@ -21,6 +21,12 @@ export async function* resultEvents(
     };
   const text = result.kind === 'chat' ? result.content : result.text;
   if (text) for (const piece of split(text)) yield { type: 'delta', content: piece };
-  yield { type: 'finish', finish_reason: result.finish_reason };
+  yield {
+    type: 'finish',
+    finish_reason: result.finish_reason,
+    ...(result.kind === 'chat' && result.stop_sequence !== undefined
+      ? { stop_sequence: result.stop_sequence }
+      : {}),
+  };
   yield { type: 'usage', usage: result.usage };
 }

@@ -49,6 +49,35 @@ export interface SamplingControls {
   /** Token id (as a string) → bias in [-100, 100]. */
   logit_bias?: Record<string, number>;
 }
+/** The provider APIs a client may speak natively through the gateway (see NativeRequest). */
+export type NativeDialect = 'anthropic-messages';
+
+/**
+ * A chat request as its client wrote it in a provider's own API, carried beside the canonical form.
+ * Only the adapter that speaks `dialect` reads it: it sends `body` with what the gateway added
+ * merged in, and every other adapter translates the canonical form (failover included).
+ */
+export interface NativeRequest {
+  dialect: NativeDialect;
+  /** The client's body without `model` and `stream` (the adapter sets both). */
+  body: Record<string, unknown>;
+  /** Headers the client sent that travel upstream with the body (e.g. `anthropic-beta`). */
+  headers: Record<string, string>;
+  /** How many of the canonical `messages`, counted from the end, stand for the body's own turns. */
+  turns: number;
+  /**
+   * The text of the canonical system message that stands for the body's own system prompt; the
+   * other system messages (workflow instructions, a session summary) are the gateway's.
+   */
+  system?: string;
+}
+
+/** A provider's answer as it sent it, for the encoder of the same dialect (a NativeRequest's answer). */
+export interface NativeResult {
+  dialect: NativeDialect;
+  body: Record<string, unknown>;
+}
+
 export interface ChatRequest extends SamplingControls {
   kind: 'chat';
   messages: ChatMessage[];
@@ -72,6 +101,7 @@ export interface ChatRequest extends SamplingControls {
   store?: boolean;
   /** Metadata for a stored completion: only carried when `store` is true (OpenAI refuses it otherwise). */
   metadata?: Record<string, unknown>;
+  native?: NativeRequest;
 }
 export interface CompletionRequest extends SamplingControls {
   kind: 'completion';
@@ -124,7 +154,15 @@ export interface Usage {
   completion_tokens: number;
   total_tokens: number;
 }
-export interface ChatResult {
+/**
+ * A stop on one of the request's stop sequences: the sequence when the provider names it, null
+ * when it only says that one fired. Absent when the answer stopped otherwise (or the provider
+ * cannot tell: OpenAI's and Gemini's `stop` covers both).
+ */
+export interface StopSequence {
+  stop_sequence?: string | null;
+}
+export interface ChatResult extends StopSequence {
   kind: 'chat';
   id: string;
   content: string | null;
@@ -132,6 +170,8 @@ export interface ChatResult {
   finish_reason: string;
   usage: Usage;
   model: string;
+  /** The answer as the provider sent it, when the request was native in the provider's dialect. */
+  native?: NativeResult;
 }
 export interface CompletionResult {
   kind: 'completion';
@@ -179,8 +219,13 @@ export type StreamEvent =
       content?: string;
       tool_calls?: { index: number; id?: string; name?: string; arguments?: string }[];
     }
-  | { type: 'finish'; finish_reason: string }
-  | { type: 'usage'; usage: Usage };
+  | ({ type: 'finish'; finish_reason: string } & StopSequence)
+  | { type: 'usage'; usage: Usage }
+  /**
+   * One event of a native request's stream as the provider sent it, beside the canonical events
+   * it maps to (which the pipeline tallies); only the encoder of the same dialect writes it.
+   */
+  | { type: 'native'; dialect: NativeDialect; event: string; data: Record<string, unknown> };
 /** Temporary or long-lived AWS keys; `expiresAt` (ms) is set for temporary ones. */
 export interface AwsCredentials {
   accessKeyId: string;
@@ -243,6 +288,8 @@ export interface ProviderAdapter {
   warm?(): Promise<void>;
   supports(kind: RequestKind): boolean; // what this provider can serve at all
   supportsNativeStructuredOutput: boolean;
+  /** Whether this adapter sends a NativeRequest of `dialect` to `target` as written (else it translates). */
+  speaks?(dialect: NativeDialect, target: UpstreamTarget): boolean;
   call(target: UpstreamTarget, req: CanonicalRequest, ctx: CallContext): Promise<CanonicalResult>;
   stream(
     target: UpstreamTarget,

@@ -5,6 +5,7 @@ import type {
   ChatMessage,
   ChatRequest,
   ContentPart,
+  NativeRequest,
   SamplingControls,
 } from '../providers/types.ts';
 import { LIMITS } from './limits.ts';
@@ -17,6 +18,8 @@ export interface CanonicalContext {
   requestType: RequestType;
   systemInstructions?: string | undefined;
   structured: StructuredChoice;
+  /** The client's body in a provider's own API: carried on a chat request as it is. */
+  native?: NativeRequest | undefined;
 }
 
 const mismatch = (ctx: CanonicalContext, needs: string, hint: string): GatewayError =>
@@ -150,6 +153,7 @@ export function toCanonical(body: NativeBody, ctx: CanonicalContext): CanonicalR
         ...(body.user ? { user: body.user } : {}),
         ...samplingControls(body),
         ...chatOnlyControls(body),
+        ...(ctx.native ? { native: ctx.native } : {}),
       };
     }
     case 'completion': {

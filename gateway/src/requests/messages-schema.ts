@@ -47,12 +47,29 @@ const toolResultBlock = z.object({
   cache_control: cacheControl,
 });
 
-export const BLOCK_TYPES = ['text', 'image', 'tool_use', 'tool_result'] as const;
+/** Claude's reasoning, sent back in assistant turns: Claude checks the signature; others never see it. */
+const thinkingBlock = z.object({
+  type: z.literal('thinking'),
+  thinking: z.string(),
+  signature: z.string().min(1),
+});
+const redactedThinkingBlock = z.object({ type: z.literal('redacted_thinking'), data: z.string().min(1) });
+
+export const BLOCK_TYPES = [
+  'text',
+  'image',
+  'tool_use',
+  'tool_result',
+  'thinking',
+  'redacted_thinking',
+] as const;
 export const contentBlock = z.discriminatedUnion('type', [
   textBlock,
   imageBlock,
   toolUseBlock,
   toolResultBlock,
+  thinkingBlock,
+  redactedThinkingBlock,
 ]);
 export type ContentBlock = z.infer<typeof contentBlock>;
 

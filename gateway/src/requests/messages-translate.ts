@@ -1,6 +1,9 @@
+import type { IncomingHttpHeaders } from 'node:http';
 import { GatewayError } from '../errors/index.ts';
-import type { ChatMessage, ContentPart, ToolCall } from '../providers/types.ts';
+import type { ChatMessage, ContentPart, NativeRequest, ToolCall } from '../providers/types.ts';
+import { nativeMessages } from './messages-native.ts';
 import {
+  BLOCK_TYPES,
   type ContentBlock,
   type CountTokensBody,
   contentBlock,
@@ -67,10 +70,10 @@ function blocksOf(content: unknown[] | string, where: string): ContentBlock[] | 
   return content.map((raw, j) => {
     const param = `${where}.content[${j}]`;
     const type = raw && typeof raw === 'object' ? (raw as { type?: unknown }).type : undefined;
-    if (typeof type !== 'string' || !['text', 'image', 'tool_use', 'tool_result'].includes(type))
+    if (typeof type !== 'string' || !(BLOCK_TYPES as readonly string[]).includes(type))
       throw refuse(
         `${param}.type`,
-        `The content block type "${String(type)}" is not supported: send text, image, tool_use or tool_result blocks.`,
+        `The content block type "${String(type)}" is not supported: send ${BLOCK_TYPES.join(', ')} blocks.`,
       );
     const parsed = contentBlock.safeParse(raw);
     if (!parsed.success) {
@@ -90,15 +93,20 @@ const imagePart = (b: Extract<ContentBlock, { type: 'image' }>): ContentPart => 
   },
 });
 
-function resultText(b: Extract<ContentBlock, { type: 'tool_result' }>, param: string): string {
+/**
+ * A tool result as a tool message's text; its images go to `images` (a tool message carries text
+ * only outside Anthropic, so they follow the results as the user turn's image parts).
+ */
+function resultText(b: Extract<ContentBlock, { type: 'tool_result' }>, images: ContentPart[]): string {
   const c = b.content ?? '';
   const text =
     typeof c === 'string'
       ? c
       : c
-          .map((p) => {
-            if (p.type !== 'text') throw refuse(param, 'Images inside tool_result are not supported.');
-            return p.text;
+          .flatMap((p) => {
+            if (p.type === 'text') return [p.text];
+            images.push(imagePart(p));
+            return [];
           })
           .join('\n');
   // The error flag has no field of its own outside Anthropic: the result says it.
@@ -143,6 +151,8 @@ function toMessages(body: Pick<MessagesBody, 'messages'>): ChatMessage[] {
       const calls: ToolCall[] = [];
       blocks.forEach((b, j) => {
         if (b.type === 'text') text += b.text;
+        // Claude's own reasoning: only Claude reads it back (a native request carries it there).
+        else if (b.type === 'thinking' || b.type === 'redacted_thinking') return;
         else if (b.type === 'tool_use') {
           calls.push({
             id: b.id,
@@ -169,6 +179,7 @@ function toMessages(body: Pick<MessagesBody, 'messages'>): ChatMessage[] {
       return;
     }
     const parts: ContentPart[] = [];
+    const images: ContentPart[] = [];
     blocks.forEach((b, j) => {
       const param = `${where}.content[${j}]`;
       if (b.type === 'tool_result') {
@@ -179,11 +190,13 @@ function toMessages(body: Pick<MessagesBody, 'messages'>): ChatMessage[] {
             { param: `${param}.tool_use_id` },
           );
         pending.delete(b.tool_use_id);
-        out.push({ role: 'tool', tool_call_id: b.tool_use_id, content: resultText(b, `${param}.content`) });
+        out.push({ role: 'tool', tool_call_id: b.tool_use_id, content: resultText(b, images) });
       } else if (b.type === 'text') parts.push({ type: 'text', text: b.text });
       else if (b.type === 'image') parts.push(imagePart(b));
-      else throw new GatewayError('invalid_request', 'tool_use blocks belong in assistant turns.', { param });
+      else
+        throw new GatewayError('invalid_request', `${b.type} blocks belong in assistant turns.`, { param });
     });
+    parts.push(...images);
     if (pending.size > 0)
       throw new GatewayError(
         'invalid_request',
@@ -258,8 +271,8 @@ function toolChoice(c: MessagesBody['tool_choice']): Pick<NativeBody, 'tool_choi
 }
 
 /**
- * Extended thinking as the effort levels the other providers take. The gateway does not carry
- * thinking blocks back, so Claude itself refuses an effort (the failover chain moves on).
+ * Extended thinking as the effort levels translated providers take; an `anthropic` slot gets
+ * `thinking` itself (and the thinking blocks of earlier turns).
  */
 function thinkingEffort(t: MessagesBody['thinking']): string | undefined {
   // adaptive: the model decides whether to think, which is every provider's default.
@@ -268,28 +281,66 @@ function thinkingEffort(t: MessagesBody['thinking']): string | undefined {
 }
 
 /**
- * Claude's effort as an effort level: `high` is Claude's default and asks for nothing; `low` and
- * `medium` become reasoning_effort (Claude itself refuses it, see thinkingEffort); `max` has no
- * equivalent elsewhere and is refused.
+ * Claude's effort as an effort level for translated providers: `high` is Claude's default and asks
+ * for nothing; `low` and `medium` become reasoning_effort, and `max` the highest level every
+ * provider takes, `high`. An `anthropic` slot gets output_config itself.
  */
 function outputEffort(c: MessagesBody['output_config']): string | undefined {
   const e = c?.effort;
-  if (e === 'max')
-    throw refuse(
-      'output_config.effort',
-      'output_config.effort "max" is not supported: use low, medium or high.',
-    );
+  if (e === 'max') return 'high';
   return e === 'low' || e === 'medium' ? e : undefined;
 }
 
-/** The chat messages of a Messages prompt, with its system text first (for count_tokens too). */
-export function promptMessages(body: Pick<CountTokensBody, 'messages' | 'system'>): ChatMessage[] {
-  const system = systemText(body.system);
-  return [...(system ? [{ role: 'system' as const, content: system }] : []), ...toMessages(body)];
+/**
+ * A Messages prompt as chat messages: its system text (with any system turns before the first
+ * user or assistant turn, which say the same) and its turns.
+ */
+function prompt(body: Pick<CountTokensBody, 'messages' | 'system'>): {
+  system?: string;
+  turns: ChatMessage[];
+} {
+  const turns = toMessages(body);
+  let lead = 0;
+  while (turns[lead]?.role === 'system') lead++;
+  const texts = [systemText(body.system), ...turns.slice(0, lead).map((m) => m.content as string)];
+  const system = texts.filter((t) => t !== undefined && t !== '').join('\n\n');
+  return { ...(system ? { system } : {}), turns: turns.slice(lead) };
 }
 
-/** A Messages body (after rejectMessagesParams and the schema) as the pipeline's body. */
-export function messagesToNative(body: MessagesBody): NativeBody {
+const asMessages = (p: ReturnType<typeof prompt>): ChatMessage[] => [
+  ...(p.system ? [{ role: 'system' as const, content: p.system }] : []),
+  ...p.turns,
+];
+
+/** The chat messages of a Messages prompt, with its system text first (for count_tokens too). */
+export function promptMessages(body: Pick<CountTokensBody, 'messages' | 'system'>): ChatMessage[] {
+  return asMessages(prompt(body));
+}
+
+/**
+ * A session-memory workflow's session, continued by the `x-session-id` request header: the
+ * Messages body has no place of its own for it (metadata takes user_id only).
+ */
+function sessionOf(headers: IncomingHttpHeaders): Pick<NativeBody, 'session_id'> {
+  const id = headers['x-session-id'];
+  return typeof id === 'string' && id !== '' ? { session_id: id } : {};
+}
+
+/** A Messages request as the pipeline takes it: the canonical body, and the body as sent for Claude. */
+export interface MessagesRequest {
+  body: NativeBody;
+  native: NativeRequest;
+}
+
+/**
+ * A Messages body (after rejectMessagesParams and the schema) as the pipeline's body, with the
+ * request as the client sent it (`raw`, its headers) for slots that speak the Messages API.
+ */
+export function messagesRequest(
+  body: MessagesBody,
+  raw: Record<string, unknown>,
+  headers: IncomingHttpHeaders,
+): MessagesRequest {
   const toolList = tools(body.tools);
   const effort = outputEffort(body.output_config) ?? thinkingEffort(body.thinking);
   const forced = body.tool_choice?.type === 'any' || body.tool_choice?.type === 'tool';
@@ -297,20 +348,25 @@ export function messagesToNative(body: MessagesBody): NativeBody {
     throw new GatewayError('invalid_request', `tool_choice "${body.tool_choice?.type}" needs tools.`, {
       param: 'tool_choice',
     });
+  const p = prompt(body);
   return {
-    model: body.model,
-    messages: promptMessages(body) as NativeBody['messages'],
-    max_tokens: body.max_tokens,
-    ...(body.temperature !== undefined ? { temperature: body.temperature } : {}),
-    ...(body.top_p !== undefined ? { top_p: body.top_p } : {}),
-    ...(body.top_k !== undefined ? { top_k: body.top_k } : {}),
-    ...(body.stop_sequences?.length ? { stop: body.stop_sequences } : {}),
-    ...(toolList?.length ? { tools: toolList, ...toolChoice(body.tool_choice) } : {}),
-    ...(effort ? { reasoning_effort: effort } : {}),
-    ...(body.metadata?.user_id ? { user: body.metadata.user_id } : {}),
-    ...(body.service_tier
-      ? { service_tier: body.service_tier === 'standard_only' ? 'default' : 'auto' }
-      : {}),
-    ...(body.stream ? { stream: true } : {}),
+    body: {
+      model: body.model,
+      messages: asMessages(p) as NativeBody['messages'],
+      max_tokens: body.max_tokens,
+      ...(body.temperature !== undefined ? { temperature: body.temperature } : {}),
+      ...(body.top_p !== undefined ? { top_p: body.top_p } : {}),
+      ...(body.top_k !== undefined ? { top_k: body.top_k } : {}),
+      ...(body.stop_sequences?.length ? { stop: body.stop_sequences } : {}),
+      ...(toolList?.length ? { tools: toolList, ...toolChoice(body.tool_choice) } : {}),
+      ...(effort ? { reasoning_effort: effort } : {}),
+      ...(body.metadata?.user_id ? { user: body.metadata.user_id } : {}),
+      ...(body.service_tier
+        ? { service_tier: body.service_tier === 'standard_only' ? 'default' : 'auto' }
+        : {}),
+      ...(body.stream ? { stream: true } : {}),
+      ...sessionOf(headers),
+    },
+    native: nativeMessages(raw, headers, { turns: p.turns.length, system: p.system }),
   };
 }

@@ -1,4 +1,11 @@
-import type { ChatResult, StreamEvent, Usage } from '../providers/types.ts';
+import type { ChatResult, StopSequence, StreamEvent, Usage } from '../providers/types.ts';
+
+/** What a Message names besides its answer: its id, the workflow as `model`, the request's stop sequences. */
+export interface MessageContext {
+  id: string;
+  model: string;
+  stops: readonly string[] | undefined;
+}
 
 /** Anthropic's stop reasons for the canonical finish reasons. */
 const STOP_REASONS: Record<string, string> = {
@@ -9,6 +16,23 @@ const STOP_REASONS: Record<string, string> = {
 };
 
 export const stopReason = (finish: string): string => STOP_REASONS[finish] ?? 'end_turn';
+
+/**
+ * `stop_reason` and `stop_sequence`: a stop on a stop sequence when the provider says so; the
+ * sequence is the one it names, or the request's only one. OpenAI and Gemini do not tell a stop
+ * sequence from a natural end, so theirs is `end_turn`.
+ */
+function stopOf(
+  finish: string,
+  stop: StopSequence,
+  stops: readonly string[] | undefined,
+): { stop_reason: string; stop_sequence: string | null } {
+  if (stop.stop_sequence === undefined) return { stop_reason: stopReason(finish), stop_sequence: null };
+  return {
+    stop_reason: 'stop_sequence',
+    stop_sequence: stop.stop_sequence ?? (stops?.length === 1 ? stops[0]! : null),
+  };
+}
 
 export const messagesUsage = (u: Usage | undefined): Record<string, number> => ({
   input_tokens: u?.prompt_tokens ?? 0,
@@ -28,8 +52,12 @@ export function toolInput(args: string): unknown {
   }
 }
 
-/** The Message object of a non-streamed answer; `model` is the workflow name. */
-export function messageObject(id: string, model: string, result: ChatResult): Record<string, unknown> {
+/**
+ * The Message object of a non-streamed answer; `model` is the workflow name. Claude's answer to a
+ * native request is sent as Claude sent it (thinking blocks, cache usage), with that model.
+ */
+export function messageObject(ctx: MessageContext, result: ChatResult): Record<string, unknown> {
+  if (result.native?.dialect === 'anthropic-messages') return { ...result.native.body, model: ctx.model };
   const content: Record<string, unknown>[] = [];
   if (result.content) content.push({ type: 'text', text: result.content });
   for (const tc of result.tool_calls ?? [])
@@ -40,14 +68,12 @@ export function messageObject(id: string, model: string, result: ChatResult): Re
       input: toolInput(tc.function.arguments),
     });
   return {
-    id,
+    id: ctx.id,
     type: 'message',
     role: 'assistant',
-    model,
+    model: ctx.model,
     content,
-    stop_reason: stopReason(result.finish_reason),
-    // Providers report a stop on a stop sequence as a plain stop, without the sequence.
-    stop_sequence: null,
+    ...stopOf(result.finish_reason, result, ctx.stops),
     usage: messagesUsage(result.usage),
   };
 }
@@ -59,38 +85,50 @@ export interface MessagesEvent {
   data: Record<string, unknown>;
 }
 
+/** Events of a native stream held until the stream is known to have answered (see finish). */
+const CLOSING = new Set(['message_delta', 'message_stop']);
+
 /**
- * Canonical stream events as Anthropic's: message_start and a ping, then one content block per text
- * run or tool call (start, deltas, stop), then message_delta with the stop reason and usage, and
- * message_stop. A tool call's block opens when its first delta arrives and closes the block before.
+ * A stream as Anthropic's events. Claude's own events (a native request) pass as Claude sent them,
+ * with the workflow as `model`; its closing events wait for the stream's end, so a stream the
+ * gateway fails at its end (an answer off the schema) ends with an error instead.
+ *
+ * Otherwise canonical events become Anthropic's: message_start and a ping, then one content block
+ * per text run or tool call (start, deltas, stop), then message_delta with the stop reason and
+ * usage, and message_stop. A tool call's block opens when its first delta arrives and closes the
+ * block before. Which of the two a stream is, its first event says.
  */
 export class MessagesStreamEncoder {
-  readonly #id: string;
-  readonly #model: string;
+  readonly #ctx: MessageContext;
+  readonly #inputTokens: number;
+  #mode: 'native' | 'canonical' | undefined;
+  #held: MessagesEvent[] = [];
   #index = -1;
   #open: OpenBlock | undefined;
   #finish = 'stop';
+  #stop: StopSequence = {};
 
-  constructor(id: string, model: string) {
-    this.#id = id;
-    this.#model = model;
+  constructor(ctx: MessageContext, inputTokens: number) {
+    this.#ctx = ctx;
+    this.#inputTokens = inputTokens;
   }
 
-  start(inputTokens: number): MessagesEvent[] {
+  #start(): MessagesEvent[] {
+    this.#mode = 'canonical';
     return [
       {
         event: 'message_start',
         data: {
           type: 'message_start',
           message: {
-            id: this.#id,
+            id: this.#ctx.id,
             type: 'message',
             role: 'assistant',
-            model: this.#model,
+            model: this.#ctx.model,
             content: [],
             stop_reason: null,
             stop_sequence: null,
-            usage: { ...messagesUsage(undefined), input_tokens: inputTokens, output_tokens: 1 },
+            usage: { ...messagesUsage(undefined), input_tokens: this.#inputTokens, output_tokens: 1 },
           },
         },
       },
@@ -119,9 +157,27 @@ export class MessagesStreamEncoder {
     return { event: 'content_block_delta', data: { type: 'content_block_delta', index: this.#index, delta } };
   }
 
+  #native(ev: Extract<StreamEvent, { type: 'native' }>): MessagesEvent[] {
+    let data = ev.data;
+    if (ev.event === 'message_start' && data.message && typeof data.message === 'object')
+      data = { ...data, message: { ...(data.message as Record<string, unknown>), model: this.#ctx.model } };
+    const out = { event: ev.event, data };
+    if (CLOSING.has(ev.event)) {
+      this.#held.push(out);
+      return [];
+    }
+    return [out];
+  }
+
   next(ev: StreamEvent): MessagesEvent[] {
+    if (this.#mode === undefined) {
+      if (ev.type === 'native') this.#mode = 'native';
+      else return [...this.#start(), ...this.next(ev)];
+    }
+    if (this.#mode === 'native') return ev.type === 'native' ? this.#native(ev) : [];
     if (ev.type === 'finish') {
       this.#finish = ev.finish_reason;
+      if (ev.stop_sequence !== undefined) this.#stop = { stop_sequence: ev.stop_sequence };
       return [];
     }
     if (ev.type !== 'delta') return [];
@@ -137,7 +193,7 @@ export class MessagesStreamEncoder {
           ...this.#begin(
             {
               type: 'tool_use',
-              id: tc.id ?? `toolu_${this.#id}_${tc.index}`,
+              id: tc.id ?? `toolu_${this.#ctx.id}_${tc.index}`,
               name: tc.name ?? '',
               input: {},
             },
@@ -149,17 +205,24 @@ export class MessagesStreamEncoder {
     return out;
   }
 
+  /** The stream answered: its closing events. */
   finish(usage: Usage | undefined): MessagesEvent[] {
-    const out = this.#close();
+    if (this.#mode === 'native') return this.#held;
+    const out = this.#mode === undefined ? this.#start() : this.#close();
     out.push({
       event: 'message_delta',
       data: {
         type: 'message_delta',
-        delta: { stop_reason: stopReason(this.#finish), stop_sequence: null },
+        delta: stopOf(this.#finish, this.#stop, this.#ctx.stops),
         usage: messagesUsage(usage),
       },
     });
     out.push({ event: 'message_stop', data: { type: 'message_stop' } });
     return out;
+  }
+
+  /** The stream failed: what opens it, when nothing has (the error event follows). */
+  failing(): MessagesEvent[] {
+    return this.#mode === undefined ? this.#start() : [];
   }
 }

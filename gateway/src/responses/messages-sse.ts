@@ -1,7 +1,7 @@
 import type { FastifyReply } from 'fastify';
 import type { Exchange } from '../pipeline/exchange.ts';
 import type { PipelineResult } from '../pipeline/result.ts';
-import { type MessagesEvent, MessagesStreamEncoder } from './encode-messages.ts';
+import { type MessageContext, type MessagesEvent, MessagesStreamEncoder } from './encode-messages.ts';
 import { writeStream } from './stream-out.ts';
 
 /**
@@ -12,19 +12,20 @@ export function writeMessagesStream(
   reply: FastifyReply,
   ex: Exchange,
   result: Extract<PipelineResult, { kind: 'streaming' }>,
-  id: string,
-  model: string,
+  ctx: MessageContext,
   inputTokens: number,
 ): Promise<FastifyReply> {
-  const enc = new MessagesStreamEncoder(id, model);
+  const enc = new MessagesStreamEncoder(ctx, inputTokens);
   return writeStream(reply, ex, result, (sse) => {
     const send = (events: MessagesEvent[]) => {
       for (const e of events) sse.event(e.event, e.data);
     };
     return {
-      open: () => send(enc.start(inputTokens)),
+      // The first event says whether the stream is Claude's own (see MessagesStreamEncoder).
+      open: () => undefined,
       event: (ev) => send(enc.next(ev)),
       failed(f) {
+        send(enc.failing());
         const error = f.refusal
           ? { type: f.refusal.type, message: f.message, code: f.refusal.code }
           : {

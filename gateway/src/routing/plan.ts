@@ -1,7 +1,7 @@
 import type { RequestType } from '#contract';
 import { getAdapter } from '../providers/registry.ts';
 import { testModeAdapter } from '../providers/testmode/index.ts';
-import type { ProviderAdapter, StructuredOutput } from '../providers/types.ts';
+import type { NativeDialect, ProviderAdapter, StructuredOutput } from '../providers/types.ts';
 import type { RuntimeSlot, RuntimeWorkflow } from '../snapshot/runtime.ts';
 
 /**
@@ -38,3 +38,10 @@ type Adapter = Pick<ProviderAdapter, 'call' | 'stream' | 'supports'>;
 
 export const adapterFor = (plan: ExecutionPlan, slot: RuntimeSlot): Adapter =>
   plan.testMode ? testModeAdapter : getAdapter(slot.target.type);
+
+/** Whether some slot would be sent a request of this dialect as written (never in test mode). */
+export const speaksDialect = (
+  testMode: boolean,
+  slots: readonly RuntimeSlot[],
+  dialect: NativeDialect,
+): boolean => !testMode && slots.some((s) => getAdapter(s.target.type).speaks?.(dialect, s.target) === true);

@@ -66,6 +66,13 @@ const emptySession = (id: string, workflow: string, now: number): SessionData =>
 });
 
 /** The answer as the turn a session keeps (chat answers only; a failure keeps nothing). */
+/** Prompt plus completion tokens as the provider reported them for an answer, when it did. */
+function reportedTokens(end: RunEnd): number | undefined {
+  if (end.kind !== 'answered' || !end.answer.usage) return undefined;
+  const u = end.answer.usage;
+  return u.prompt_tokens + u.completion_tokens;
+}
+
 function answerMessage(end: RunEnd): ChatMessage | undefined {
   if (end.kind !== 'answered') return undefined;
   const r = end.answer.result;
@@ -151,6 +158,7 @@ export function sessionMemory(deps: SessionFeatureDeps): SessionMemory {
     s: SessionData & { ref: SessionRef },
     fresh: ChatMessage[],
     answer: ChatMessage,
+    measured: number | undefined,
   ): Promise<void> {
     const at = deps.now();
     const type = wf.slots[0]!.target.type;
@@ -159,7 +167,12 @@ export function sessionMemory(deps: SessionFeatureDeps): SessionMemory {
       tokens: countMessageTokens([message], type),
       at,
     }));
-    const total = turns.reduce((n, t) => n + t.tokens, sessionTokens(s));
+    // Turns carry estimates (tokens/count.ts); the provider's reported usage, when there is one, is
+    // the session's real size, so a session the estimates under-count still reaches its threshold.
+    const total = Math.max(
+      turns.reduce((n, t) => n + t.tokens, sessionTokens(s)),
+      measured ?? 0,
+    );
     const threshold = wf.config.sessionMemory.summarizeAtTokens;
     const key = `${s.ref.projectId}/${s.ref.sessionId}`;
     const due =
@@ -189,6 +202,9 @@ export function sessionMemory(deps: SessionFeatureDeps): SessionMemory {
             exchange: ex,
             prepared: p,
             triggeredBy: ex.id,
+            ...(measured !== undefined && measured > threshold
+              ? { measured: { tokens: measured, summaryVersion: s.summaryVersion } }
+              : {}),
           });
       })
       .catch((err: unknown) =>
@@ -213,14 +229,22 @@ export function sessionMemory(deps: SessionFeatureDeps): SessionMemory {
     // An accepted async request: its job continues the session (it carries the id).
     if (ex.kind === 'accept') return { notes, finish: () => undefined };
     const req = p.request as ChatRequest;
-    const fresh = req.messages.slice(leadLength(req.messages));
+    const lead = leadLength(req.messages);
+    const fresh = req.messages.slice(lead);
     return {
       notes,
       request: { ...req, messages: withMemory(req.messages, s) },
       finish(end) {
         const answer = answerMessage(end);
         // A failed request leaves the session as it was: the client retries the same message.
-        return answer ? remember(ex, p, wf, s, fresh, answer) : undefined;
+        if (!answer) return undefined;
+        // What the provider counted, less the leading instructions (estimated), which are not session.
+        const reported = reportedTokens(end);
+        const measured =
+          reported === undefined
+            ? undefined
+            : reported - countMessageTokens(req.messages.slice(0, lead), wf.slots[0]!.target.type);
+        return remember(ex, p, wf, s, fresh, answer, measured);
       },
     };
   }

@@ -36,6 +36,8 @@ export interface SummarizeJob {
   prepared: Prepared;
   /** The request whose answer pushed the session past its threshold. */
   triggeredBy: string;
+  /** The session's size from the provider's reported usage, and the summary version it was measured at. */
+  measured?: { tokens: number; summaryVersion: number };
 }
 
 const INSTRUCTIONS =
@@ -144,7 +146,9 @@ export async function summarize(deps: SummarizeDeps, job: SummarizeJob): Promise
   if (!session) return;
   const wf = job.workflow;
   const threshold = wf.config.sessionMemory.summarizeAtTokens;
-  if (sessionTokens(session) <= threshold) return;
+  // The reported measure holds while nobody has folded the session since it was taken.
+  const measured = job.measured?.summaryVersion === session.summaryVersion ? job.measured.tokens : 0;
+  if (Math.max(sessionTokens(session), measured) <= threshold) return;
   const range = planFold(session.turns, threshold);
   if (!range) return;
   const folded = session.turns.slice(range.start, range.end);

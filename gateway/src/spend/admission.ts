@@ -8,24 +8,26 @@ import { rateLimitHeaders } from '../limits/headers.ts';
 import { limited, type RateLimit, requestLimits, usesTokens } from '../limits/rates.ts';
 import type { Exchange } from '../pipeline/exchange.ts';
 import type { Prepared } from '../pipeline/prepare.ts';
-import { deadlineOf, type HeldCaps, reserve, type SpendContext, skipMessage } from './context.ts';
+import { type SpendContext, skipMessage, take } from './context.ts';
 import { type Estimate, estimate } from './estimate.ts';
+import type { CapHold, TokenHold } from './holding.ts';
 import { type CapRule, capRef, capsOf } from './rules.ts';
 
-/** The primary slot as admission left it: nothing held, a reservation, or over its cap (skipped). */
+/** The primary slot as admission left it: nothing held, a hold, or over its cap (skipped). */
 export type PrimaryHold =
   | { kind: 'none' }
-  | { kind: 'reserved'; held: HeldCaps }
+  | { kind: 'held'; hold: CapHold }
   | { kind: 'skip'; message: string };
 
 /** What admission took for one exchange. */
 export interface Admitted {
-  /** The project caps' reservation. */
-  project: HeldCaps | undefined;
+  /** The project caps' hold. */
+  project: CapHold | undefined;
   primary: PrimaryHold;
-  /** Token limits units were taken from, and how many. */
-  tokenLimits: RateLimit[];
-  tokens: number;
+  /** Token limits' units taken, to correct with the real usage. */
+  tokens: TokenHold;
+  /** Estimated tokens of the request (what token limits took). */
+  estimatedTokens: number;
   /** A refusal that waits until the request is known to reach a provider (it may be answered without). */
   deferred: GatewayError | undefined;
   /** The `x-ratelimit-*` headers of the admitted request. */
@@ -34,29 +36,29 @@ export interface Admitted {
 
 const NOTHING: PrimaryHold = { kind: 'none' };
 
-export const projectRefusal = (h: HeldCaps, r: { index: number; spentMicros: number }): GatewayError => {
-  const rule = h.rules[r.index]!;
+function projectRefusal(h: CapHold, index: number, spentMicros: number): GatewayError {
+  const rule = h.rules[index]!;
   return projectBudgetExceeded({
     capId: rule.config.id,
     period: rule.config.period,
     limitMicros: rule.limitMicros,
-    spentMicros: r.spentMicros,
-    resetAt: h.caps[r.index]!.resetAt,
+    spentMicros,
+    resetAt: h.leases[index]!.ref.resetAt,
   });
-};
+}
 
-const held = (projectId: string, rules: CapRule[], micros: number, now: number): HeldCaps => ({
-  rules,
-  caps: rules.map((r) => capRef(projectId, r, now)),
-  micros,
-});
+/** A hold of `micros` on each cap of `rules` (their leases, in the current period). */
+export function capHold(ctx: SpendContext, projectId: string, rules: CapRule[], micros: number): CapHold {
+  const now = ctx.now();
+  return { rules, leases: rules.map((r) => ctx.leases.cap(projectId, capRef(projectId, r, now), r)), micros };
+}
 
 /**
- * Admission, in ONE store call (one Redis round trip): the project's and the key's GCRA limits
- * (requests and async acceptances only: a job's units were taken when it was accepted; a summary
- * takes none), the project caps and the primary slot's caps. A refusal is thrown (429, 402, 422, or
- * 503 by outage policy), or deferred when a feature may answer without a provider (rule 2: a cache
- * hit passes a reached project cap). Undefined when nothing limits or caps the exchange.
+ * Admission against the pod's leases, with no round trip while they last: the project's and the
+ * key's GCRA limits (requests and async acceptances only: a job's units were taken when it was
+ * accepted; a summary takes none), the project caps and the primary slot's caps. A refusal is thrown
+ * (429, 402, 422, or 503 by outage policy), or deferred when a feature may answer without a provider
+ * (a cache hit passes a reached project cap). Undefined when nothing limits or caps the exchange.
  */
 export async function admit(
   ctx: SpendContext,
@@ -71,113 +73,88 @@ export async function admit(
   const projectRules = capsOf(pc).project;
   const wf = p.plan.workflow;
   const primarySlot = p.plan.slots[0];
-  // A request that may be answered without a provider reserves its slots only once it reaches one.
+  // A request that may be answered without a provider holds its slots only once it reaches one.
   const primaryRules =
     wf && !providerOptional ? capsOf(pc).slots.get(wf.config.name)?.get('primary') : undefined;
   const rateLimited_ = rates && (limited(pc.rateLimit) || limited(key.rateLimit));
   if (!projectRules.length && !primaryRules && !rateLimited_) return undefined;
-  const now = ctx.now();
   const tokenRates = rates && (usesTokens(pc.rateLimit) || usesTokens(key.rateLimit));
   const est: Estimate =
     primarySlot && (projectRules.length || primaryRules || tokenRates)
       ? estimate(p.request, project, primarySlot)
       : { tokens: 0, micros: 0 };
   const limits = rates ? requestLimits(pc.id, pc.rateLimit, key.keyId, key.rateLimit, est.tokens) : [];
+  const rateLeases = limits.map((l) => ctx.leases.rate(pc.id, l.ref));
+  const tokenIdx = limits.flatMap((l, i) => (l.kind === 'tokens' ? [i] : []));
   const a: Admitted = {
     project: undefined,
     primary: NOTHING,
-    tokenLimits: limits.filter((l) => l.kind === 'tokens'),
-    tokens: est.tokens,
+    tokens: { leases: tokenIdx.map((i) => rateLeases[i]!), units: tokenIdx.map((i) => limits[i]!.cost) },
+    estimatedTokens: est.tokens,
     deferred: undefined,
     headers: undefined,
   };
   if (projectRules.length) {
     if (est.micros === null) {
-      // Rule 3: unknown pricing for the routed model blocks, once it is known to reach a provider.
+      // Unknown pricing for the routed model blocks, once the request is known to reach a provider.
       a.deferred = projectBudgetConfigError(primarySlot?.provider ?? '', primarySlot?.model ?? '');
       if (!providerOptional) throw a.deferred;
-    } else a.project = held(pc.id, projectRules, est.micros, now);
+    } else a.project = capHold(ctx, pc.id, projectRules, est.micros);
   }
-  // A capped primary without pricing is the slot guard's 422; nothing to reserve for it here.
+  // A capped primary without pricing is the slot guard's 422; nothing to hold for it here.
   const primary =
-    primaryRules && est.micros !== null ? held(pc.id, primaryRules, est.micros, now) : undefined;
-  const projectCaps = a.project?.caps ?? [];
-  const caps = primary ? [...projectCaps, ...primary.caps] : projectCaps;
+    primaryRules && est.micros !== null ? capHold(ctx, pc.id, primaryRules, est.micros) : undefined;
+  const caps = [...(a.project?.leases ?? []), ...(primary?.leases ?? [])];
   if (!limits.length && !caps.length) return a;
-  const where = { id: pc.id, logCap: pc.requestLogs.maxEntries };
-  const res = await reserve(
+  const taken = await take(
     ctx,
-    ex.id,
-    where,
+    pc.id,
     {
-      member: ex.id,
-      amountMicros: est.micros ?? 0,
-      deadlineMs: deadlineOf(ctx, primarySlot, now),
-      nowMs: now,
-      rates: limits.map((l) => l.ref),
-      caps,
+      rates: limits.map((l, i) => ({ lease: rateLeases[i]!, units: l.cost })),
+      caps: caps.map((lease) => ({ lease, micros: est.micros ?? 0 })),
     },
-    [...(a.project?.rules ?? []), ...(primary?.rules ?? [])],
     [...(caps.length ? (['spend_caps'] as const) : []), ...(limits.length ? (['rate_limits'] as const) : [])],
   );
-  if (!res) {
+  if (!taken) {
     // Open: the request goes on unchecked, and nothing is held for it.
-    return { ...a, project: undefined, tokenLimits: [] };
+    return { ...a, project: undefined, tokens: { leases: [], units: [] } };
   }
-  if (!res.ok && res.kind === 'rate') {
-    const l = limits[res.index]!;
-    throw rateLimited(
-      l.scope,
-      l.kind,
-      l.perMinute,
-      res.retryMs,
-      rateLimitHeaders(limits, res.rates, res.retryMs),
+  const headers = (retryMs?: number) =>
+    rateLimitHeaders(
+      limits,
+      rateLeases.map((l) => ctx.leases.view(l)),
+      retryMs,
     );
+  if (!taken.ok && taken.kind === 'rate') {
+    const l: RateLimit = limits[taken.index]!;
+    throw rateLimited(l.scope, l.kind, l.perMinute, taken.retryMs, headers(taken.retryMs));
   }
-  if (res.ok) {
-    if (primary) a.primary = { kind: 'reserved', held: primary };
-    if (limits.length) a.headers = rateLimitHeaders(limits, res.rates, undefined);
+  if (limits.length) a.headers = headers();
+  if (taken.ok) {
+    if (primary) a.primary = { kind: 'held', hold: primary };
     return a;
   }
-  if (res.index < projectCaps.length) {
-    const refusal = projectRefusal(a.project!, res);
+  const projectCaps = a.project?.leases.length ?? 0;
+  if (taken.index < projectCaps) {
+    const refusal = projectRefusal(a.project!, taken.index, taken.spentMicros);
     if (!providerOptional) throw refusal;
     return { ...a, project: undefined, deferred: refusal };
   }
-  // Only the primary slot is over its cap: it will be skipped; the project caps still reserve.
-  a.primary = {
-    kind: 'skip',
-    message: skipMessage(primary!.rules[res.index - projectCaps.length]!, 'primary'),
-  };
-  if (a.project) a.project = await reserveProject(ctx, ex, a.project, primarySlot);
+  // Only the primary slot is over its cap: it will be skipped; the project caps still hold.
+  a.primary = { kind: 'skip', message: skipMessage(primary!.rules[taken.index - projectCaps]!, 'primary') };
+  if (a.project) a.project = await holdProject(ctx, pc.id, a.project);
   return a;
 }
 
-/** The project caps alone, after the primary's refusal took the whole call down. */
-async function reserveProject(
-  ctx: SpendContext,
-  ex: Exchange,
-  hp: HeldCaps,
-  slot: Prepared['plan']['slots'][number] | undefined,
-): Promise<HeldCaps | undefined> {
-  const pc = ex.auth.project.config;
-  const now = ctx.now();
-  const res = await reserve(
+/** The project caps alone, after the primary's refusal took the whole step down. */
+async function holdProject(ctx: SpendContext, projectId: string, hp: CapHold): Promise<CapHold | undefined> {
+  const taken = await take(
     ctx,
-    ex.id,
-    { id: pc.id, logCap: pc.requestLogs.maxEntries },
-    {
-      member: ex.id,
-      amountMicros: hp.micros,
-      deadlineMs: deadlineOf(ctx, slot, now),
-      nowMs: now,
-      rates: [],
-      caps: hp.caps,
-    },
-    hp.rules,
+    projectId,
+    { rates: [], caps: hp.leases.map((lease) => ({ lease, micros: hp.micros })) },
     ['spend_caps'],
   );
-  if (!res) return undefined;
-  if (!res.ok && res.kind === 'cap') throw projectRefusal(hp, res);
+  if (!taken) return undefined;
+  if (!taken.ok && taken.kind === 'cap') throw projectRefusal(hp, taken.index, taken.spentMicros);
   return hp;
 }

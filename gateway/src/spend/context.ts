@@ -1,39 +1,26 @@
 import type { Logger } from 'pino';
 import { GatewayError } from '../errors/index.ts';
-import type { RuntimeSlot } from '../snapshot/runtime.ts';
 import {
   decideOnOutage,
   type OutageFeature,
   type OutageMetrics,
   type OutagePolicy,
 } from '../state/failure-policy.ts';
+import { type LeaseNeeds, type Leases, LeasesUnavailableError, type Taken } from './leases.ts';
 import type { CapRule } from './rules.ts';
-import type { GuardStore, ReserveInput, ReserveResult } from './store.ts';
-import type { CapInPeriod, CapReporter } from './thresholds.ts';
+import type { GuardStore } from './store.ts';
+import type { CapReporter } from './thresholds.ts';
 
-/** Caps of one scope that a request holds a reservation on. */
-export interface HeldCaps {
-  rules: CapRule[];
-  caps: CapInPeriod[];
-  /** Reserved so far (grows with stream extensions): the cost assumed when the real one is unknown. */
-  micros: number;
-}
-
-/** What the limits-and-caps feature shares across requests: the store, the outage policy, reporting. */
+/** What the limits-and-caps feature shares across requests: the pod's leases, the outage policy, reporting. */
 export interface SpendContext {
+  leases: Leases;
   store: GuardStore;
   policy: OutagePolicy;
   outage: OutageMetrics;
   reporter: CapReporter;
   logger: Logger;
   now: () => number;
-  /** How long past the provider's total timeout a reservation is held before it counts as spent. */
-  graceMs: number;
 }
-
-/** When a reservation on `slot` counts as spent if nobody settles it (a killed pod). */
-export const deadlineOf = (ctx: SpendContext, slot: RuntimeSlot | undefined, now: number): number =>
-  now + (slot?.target.timeouts.totalMs ?? 300_000) + ctx.graceMs;
 
 /** The 503 of a closed outage policy; returns when the policy lets the request through (open). */
 export function onOutage(ctx: SpendContext, feature: OutageFeature, err: unknown): void {
@@ -48,36 +35,29 @@ export function onOutage(ctx: SpendContext, feature: OutageFeature, err: unknown
 }
 
 /**
- * The one reservation path: a store call, its crossings and gauge reported, and an outage decided
- * by policy (`features` says which policies the call is subject to). Undefined: the store could not
- * be reached and the policy lets the request through unchecked.
+ * The one admission path: the request takes from the pod's leases (leases.ts), which call the store
+ * only when one runs short. When the store is unreachable the outage policy decides, for each of
+ * the `features` the request is subject to: closed refuses (503), open returns undefined (the
+ * request goes on unchecked, holding nothing).
  */
-export async function reserve(
+export async function take(
   ctx: SpendContext,
-  exchangeId: string,
-  project: { id: string; logCap: number },
-  input: ReserveInput,
-  rules: readonly CapRule[],
+  projectId: string,
+  needs: LeaseNeeds,
   features: readonly OutageFeature[],
-): Promise<ReserveResult | undefined> {
-  let res: ReserveResult;
+): Promise<Taken | undefined> {
+  if (!ctx.store.reachable()) {
+    const down = new Error('the runtime-state store is unreachable');
+    for (const f of features) onOutage(ctx, f, down);
+    return undefined;
+  }
   try {
-    res = await ctx.store.reserve(input);
+    return await ctx.leases.take(projectId, needs);
   } catch (err) {
+    if (!(err instanceof LeasesUnavailableError)) throw err;
     for (const f of features) onOutage(ctx, f, err);
     return undefined;
   }
-  if (res.ok || res.kind === 'cap')
-    ctx.reporter.crossed(
-      project.id,
-      project.logCap,
-      exchangeId,
-      rules,
-      input.caps as CapInPeriod[],
-      res.crossings,
-    );
-  if (!res.ok && res.kind === 'cap') ctx.reporter.used(project.id, rules[res.index]!, res.spentMicros);
-  return res;
 }
 
 export const skipMessage = (rule: CapRule, slot: string): string =>

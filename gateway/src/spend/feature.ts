@@ -1,5 +1,7 @@
+import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
 import type { Logger } from 'pino';
-import type { Registry } from 'prom-client';
+import { Gauge, type Registry } from 'prom-client';
 import { limited, requestLimits } from '../limits/rates.ts';
 import type { Exchange } from '../pipeline/exchange.ts';
 import type { Feature, FeatureRun, RunEnd } from '../pipeline/feature.ts';
@@ -7,8 +9,9 @@ import type { Prepared } from '../pipeline/prepare.ts';
 import { createOutageMetrics, type OutagePolicy, outagePolicyFromEnv } from '../state/failure-policy.ts';
 import { type Admitted, admit } from './admission.ts';
 import type { SpendContext } from './context.ts';
+import { correct, release, type TokenHold } from './holding.ts';
+import { Leases } from './leases.ts';
 import { type CapRule, capsOf } from './rules.ts';
-import { corrected, Settlement } from './settlement.ts';
 import { type SlotHolds, slotGuard, streamBudget } from './slot-guard.ts';
 import type { GuardStore } from './store.ts';
 import { CapReporter, type ThresholdSink } from './thresholds.ts';
@@ -23,47 +26,146 @@ export interface LimitsAndCapsDeps {
   /** Default: SWITCHYARD_RATE_LIMITS_ON_REDIS_DOWN / SWITCHYARD_SPEND_CAPS_ON_REDIS_DOWN. */
   policy?: OutagePolicy;
   /**
-   * How long past the provider's total timeout a reservation is held before it counts as spent
-   * (default 10 s, SWITCHYARD_SPEND_RESERVATION_GRACE_MS): the time a live pod needs to settle.
+   * How long a pod's leases outlive its last call to the store (default 15 s,
+   * SWITCHYARD_SPEND_LEASE_TTL_MS): after it, a killed pod's commitments count as spent and the
+   * rest of its leases return.
    */
-  reservationGraceMs?: number;
+  leaseTtlMs?: number;
+  /** This pod, as the store knows it; default: host name, process id and a random part. */
+  member?: string;
 }
 
-const envGrace = (): number => {
-  const v = Number(process.env.SWITCHYARD_SPEND_RESERVATION_GRACE_MS);
-  return Number.isFinite(v) && v >= 0 ? v : 10_000;
+/** The limits-and-caps feature, and the leases shutdown gives back. */
+export interface LimitsAndCaps extends Feature {
+  close(): Promise<void>;
+}
+
+const envTtl = (): number => {
+  const v = Number(process.env.SWITCHYARD_SPEND_LEASE_TTL_MS);
+  return Number.isFinite(v) && v >= 300 ? v : 15_000;
 };
 
 /** An async job's token units, taken on the exchange that accepted it: what its real usage corrects. */
-function carriedLimits(ex: Exchange): { limits: ReturnType<typeof requestLimits>; tokens: number } {
+function carriedTokens(ctx: SpendContext, ex: Exchange): TokenHold {
   const tokens = ex.carried?.admittedTokens;
-  if (tokens === undefined) return { limits: [], tokens: 0 };
+  if (tokens === undefined) return { leases: [], units: [] };
   const { project, key } = ex.auth;
-  const limits = requestLimits(project.config.id, project.config.rateLimit, key.keyId, key.rateLimit, tokens);
-  return { limits: limits.filter((l) => l.kind === 'tokens'), tokens };
+  const limits = requestLimits(
+    project.config.id,
+    project.config.rateLimit,
+    key.keyId,
+    key.rateLimit,
+    tokens,
+  ).filter((l) => l.kind === 'tokens');
+  return {
+    leases: limits.map((l) => ctx.leases.rate(project.config.id, l.ref)),
+    units: limits.map((l) => l.cost),
+  };
 }
 
 /**
- * Rate limits and spend caps. One exchange's whole lifecycle is `begin` below:
- * - begin: admission (admission.ts), the project's and key's limits, the project caps and the
- *   primary slot's caps in ONE store call; refusals are 429 / 402 / 422, an outage 503 or open
- *   by policy;
- * - toChain: a refusal kept for a possible cache hit applies; the slot guard (slot-guard.ts)
- *   reserves each further capped slot as the chain reaches it;
- * - finish: everything held is settled with the real cost, or given back, and token limits are
- *   corrected with the real usage, in ONE store call (settlement.ts).
- * Every reservation of an exchange is one member (its id) in the hash of each cap it touches.
+ * Rate limits and spend caps. One exchange's whole lifecycle is `run` below:
+ * - begin: admission (admission.ts) against this pod's leases (leases.ts) on the project's and
+ *   key's limits, the project caps and the primary slot's caps; the store is called only when a
+ *   lease runs short; refusals are 429 / 402 / 422, an outage 503 or open by policy;
+ * - toChain: a refusal kept for a possible cache hit applies; the slot guard (slot-guard.ts) holds
+ *   each further capped slot as the chain reaches it, and extends a stream's holds;
+ * - finish: every hold leaves its lease with the real cost (or 0: given back) and token limits are
+ *   corrected with the real usage; the leases report it with the next call, in one batch.
  */
-export function limitsAndCaps(deps: LimitsAndCapsDeps): Feature {
+export function limitsAndCaps(deps: LimitsAndCapsDeps): LimitsAndCaps {
+  const reporter = new CapReporter(deps.registry, deps.thresholds, deps.now);
+  const leases = new Leases({
+    store: deps.store,
+    member: deps.member ?? `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`,
+    now: deps.now,
+    logger: deps.logger,
+    ttlMs: deps.leaseTtlMs ?? envTtl(),
+    onAnswer: (projectId, caps, result) => reporter.answered(projectId, caps, result),
+  });
+  // Read at scrape time: money this pod's running requests hold, at no cost per request.
+  new Gauge({
+    name: 'switchyard_spend_in_flight_usd',
+    help: "Estimated cost of this gateway's requests in flight, per SpendCap (USD, at list price).",
+    labelNames: ['project', 'cap'] as const,
+    registers: [deps.registry],
+    collect() {
+      this.reset();
+      for (const l of leases.caps())
+        this.set({ project: l.projectId, cap: l.rule.config.id }, l.inflight / 1_000_000);
+    },
+  });
   const ctx: SpendContext = {
+    leases,
     store: deps.store,
     policy: deps.policy ?? outagePolicyFromEnv(),
     outage: createOutageMetrics(deps.registry, { now: deps.now }),
-    reporter: new CapReporter(deps.registry, deps.thresholds, deps.now),
+    reporter,
     logger: deps.logger,
     now: deps.now,
-    graceMs: deps.reservationGraceMs ?? envGrace(),
   };
+
+  async function run(
+    ex: Exchange,
+    p: Prepared,
+    providerOptional: boolean,
+    bySlot: Map<string, CapRule[]> | undefined,
+  ): Promise<FeatureRun | undefined> {
+    const carried = ex.kind === 'job' ? carriedTokens(ctx, ex) : { leases: [], units: [] };
+    const a: Admitted | undefined = await admit(ctx, ex, p, providerOptional);
+    if (!a && !bySlot && !carried.leases.length) return undefined;
+    const tokens = a?.tokens.leases.length ? a.tokens : carried;
+    const taken = a?.tokens.leases.length ? a.estimatedTokens : (ex.carried?.admittedTokens ?? 0);
+    const holds: SlotHolds = { slots: new Map(), project: a?.project };
+    if (a?.primary.kind === 'held') holds.slots.set('primary', a.primary.hold);
+    const releaseAll = (actual: (slot: string) => number, projectCost: number): void => {
+      release(leases, holds.project, projectCost, ex.id);
+      for (const [name, h] of holds.slots) release(leases, h, actual(name), ex.id);
+      holds.project = undefined;
+      holds.slots.clear();
+    };
+
+    return {
+      notes: {
+        ...(a?.headers ? { rateLimitHeaders: a.headers } : {}),
+        ...(ex.kind === 'accept' && a?.tokens.leases.length
+          ? { carried: { admittedTokens: a.estimatedTokens } }
+          : {}),
+      },
+      toChain(final) {
+        // The request reaches a provider: a refusal kept for a possible cache hit applies now.
+        if (a?.deferred) throw a.deferred;
+        if (bySlot) return slotGuard(ctx, ex, final, bySlot, a?.primary ?? { kind: 'none' }, holds);
+        // Project caps alone: only a stream can outgrow what admission took.
+        return holds.project ? { stream: (slot) => streamBudget(ctx, ex, final, slot, holds) } : undefined;
+      },
+      finish(end: RunEnd) {
+        if (end.kind === 'refused') {
+          releaseAll(() => 0, 0);
+          correct(leases, tokens, 0);
+          return undefined;
+        }
+        if (end.kind === 'queued') {
+          // The job holds for itself; the rate units taken stand until it ends and corrects them.
+          releaseAll(() => 0, 0);
+          return undefined;
+        }
+        const answered = end.kind === 'answered';
+        const slot = answered ? end.answer.slot : end.failure.slot;
+        const cost = answered ? end.answer.costMicros : end.failure.costMicros;
+        const usage = answered ? end.answer.usage : end.failure.usage;
+        // Unknown cost (unpriced, or a stream without usage) stays what was held.
+        const projectCost = cost ?? holds.project?.micros ?? 0;
+        releaseAll(
+          (name) => (slot?.slot === name ? (cost ?? holds.slots.get(name)!.micros) : 0),
+          projectCost,
+        );
+        // Token limits: an answer without a provider used none; one without reported usage counts as estimated.
+        correct(leases, tokens, answered && !slot ? 0 : (usage?.total_tokens ?? (answered ? taken : 0)));
+        return undefined;
+      },
+    };
+  }
 
   return {
     name: 'limits-and-caps',
@@ -78,69 +180,6 @@ export function limitsAndCaps(deps: LimitsAndCapsDeps): Feature {
         return undefined;
       return run(ex, p, providerOptional, bySlot);
     },
+    close: () => leases.close(),
   };
-
-  async function run(
-    ex: Exchange,
-    p: Prepared,
-    providerOptional: boolean,
-    bySlot: Map<string, CapRule[]> | undefined,
-  ): Promise<FeatureRun | undefined> {
-    const pc = ex.auth.project.config;
-    const carried = ex.kind === 'job' ? carriedLimits(ex) : { limits: [], tokens: 0 };
-    const a: Admitted | undefined = await admit(ctx, ex, p, providerOptional);
-    if (!a && !bySlot && !carried.limits.length) return undefined;
-    const tokenLimits = a?.tokenLimits.length ? a.tokenLimits : carried.limits;
-    const taken = a?.tokenLimits.length ? a.tokens : carried.tokens;
-    const holds: SlotHolds = { reserved: new Map(), project: a?.project };
-    if (a?.primary.kind === 'reserved') holds.reserved.set('primary', a.primary.held);
-    const settlement = new Settlement(ctx, ex.id, { id: pc.id, logCap: pc.requestLogs.maxEntries });
-
-    const giveBack = (): void => {
-      settlement.caps(holds.project, 0);
-      for (const h of holds.reserved.values()) settlement.caps(h, 0);
-      settlement.tokens(corrected(tokenLimits, 0));
-    };
-
-    return {
-      notes: {
-        ...(a?.headers ? { rateLimitHeaders: a.headers } : {}),
-        ...(ex.kind === 'accept' && a?.tokenLimits.length ? { carried: { admittedTokens: a.tokens } } : {}),
-      },
-      toChain(final) {
-        // The request reaches a provider: a refusal kept for a possible cache hit applies now.
-        if (a?.deferred) throw a.deferred;
-        if (bySlot)
-          return slotGuard(ctx, ex, final, bySlot, a?.primary ?? { kind: 'none' }, holds, (h) =>
-            settlement.caps(h, 0),
-          );
-        // Project caps alone: only a stream can outgrow what admission reserved.
-        return holds.project ? { stream: (slot) => streamBudget(ctx, ex, final, slot, holds) } : undefined;
-      },
-      finish(end: RunEnd) {
-        if (end.kind === 'refused') {
-          giveBack();
-          return undefined;
-        }
-        if (end.kind === 'queued') {
-          // The job reserves for itself; the rate units taken stand until it ends and corrects them.
-          settlement.caps(holds.project, 0);
-          for (const h of holds.reserved.values()) settlement.caps(h, 0);
-          return undefined;
-        }
-        const answered = end.kind === 'answered';
-        const slot = answered ? end.answer.slot : end.failure.slot;
-        const cost = answered ? end.answer.costMicros : end.failure.costMicros;
-        const usage = answered ? end.answer.usage : end.failure.usage;
-        // Unknown cost (unpriced, or a stream without usage) stays what was reserved.
-        settlement.caps(holds.project, cost ?? holds.project?.micros ?? 0);
-        for (const [name, h] of holds.reserved)
-          settlement.caps(h, slot?.slot === name ? (cost ?? h.micros) : 0);
-        // Token limits: an answer without a provider used none; one without reported usage counts as estimated.
-        const real = answered && !slot ? 0 : (usage?.total_tokens ?? (answered ? taken : 0));
-        settlement.tokens(corrected(tokenLimits, real));
-        return undefined;
-      },
-    };
-  }
 }

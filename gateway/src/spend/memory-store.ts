@@ -1,31 +1,38 @@
 import {
+  type CapGrant,
+  type CapOp,
   type CapRef,
   type Crossing,
   type GuardStore,
+  type LeaseInput,
+  type LeaseResult,
   levelOf,
-  type RateRef,
-  type RateState,
-  type ReserveInput,
-  type ReserveResult,
-  type Settled,
-  type SettleInput,
+  type RateGrant,
+  type RateOp,
 } from './store.ts';
+
+interface Lease {
+  amount: number;
+  committed: number;
+  deadline: number;
+}
 
 interface CapCell {
   spent: number;
-  reserved: number;
-  /** member → reserved µUSD and deadline (ms). */
-  held: Map<string, { amount: number; deadline: number }>;
-  /** member → what its expired reservation was counted as. */
+  /** Every member's lease together. */
+  leased: number;
+  /** member → its lease. */
+  leases: Map<string, Lease>;
+  /** member → what its expired lease was counted as, not yet absorbed by its reports. */
   expired: Map<string, number>;
   level: number;
   expireAtMs: number;
 }
 
 /**
- * Embedded mode's rate limits and caps, in process: the same rules as the Redis scripts (see
+ * Embedded mode's rate limits and caps, in process: the same rules as the Lua script (see
  * scripts.ts), with this process's clock standing in for Redis TIME. One process is the only writer,
- * so each method is atomic by running to completion without awaiting.
+ * so each call is atomic by running to completion without awaiting.
  */
 export class MemoryGuardStore implements GuardStore {
   readonly #now: () => number;
@@ -37,99 +44,75 @@ export class MemoryGuardStore implements GuardStore {
     this.#now = now;
   }
 
-  async reserve(input: ReserveInput): Promise<ReserveResult> {
+  reachable(): boolean {
+    return true;
+  }
+
+  async lease(input: LeaseInput): Promise<LeaseResult> {
     this.#sweep(input.nowMs);
-    if (input.rates.length) {
-      const nowUs = this.#now() * 1000;
-      const tats = input.rates.map((r) => Math.max(this.#tat(r.key, nowUs), nowUs));
-      const next = input.rates.map((r, i) => tats[i]! + r.intervalUs * r.cost);
-      const refused = input.rates.findIndex((r, i) => nowUs - (next[i]! - r.intervalUs * r.burst) < 0);
-      if (refused >= 0) {
-        const r = input.rates[refused]!;
-        const retryMs = Math.ceil((next[refused]! - r.intervalUs * r.burst - nowUs) / 1000);
-        // Nothing is taken: what each limit has left now.
-        const rates = input.rates.map((l, i) => ({
-          remaining: Math.max(0, Math.floor((l.intervalUs * l.burst - (tats[i]! - nowUs)) / l.intervalUs)),
-          resetMs: Math.ceil((tats[i]! - nowUs) / 1000),
-        }));
-        return { ok: false, kind: 'rate', index: refused, retryMs, rates };
-      }
-      const rates: RateState[] = input.rates.map((l, i) => ({
-        remaining: Math.max(0, Math.floor((nowUs - (next[i]! - l.intervalUs * l.burst)) / l.intervalUs)),
-        resetMs: Math.ceil((next[i]! - nowUs) / 1000),
-      }));
-      input.rates.forEach((r, i) => {
-        this.#tats.set(r.key, { tatUs: next[i]!, expiresUs: next[i]! });
-      });
-      return this.#reserveCaps(input, rates);
-    }
-    return this.#reserveCaps(input, []);
-  }
-
-  #reserveCaps(input: ReserveInput, rates: RateState[]): ReserveResult {
-    const crossings: Crossing[] = [];
-    const cells = input.caps.map((c) => this.#cell(c, input.nowMs));
-    for (let i = 0; i < cells.length; i++) {
-      const cell = cells[i]!;
-      this.#expire(cell, input.nowMs);
-      this.#crossed(cell, input.caps[i]!, i, crossings);
-      if (cell.spent + cell.reserved >= input.caps[i]!.limitMicros)
-        return {
-          ok: false,
-          kind: 'cap',
-          index: i,
-          spentMicros: cell.spent,
-          reservedMicros: cell.reserved,
-          crossings,
-        };
-    }
-    for (const cell of cells) {
-      const held = cell.held.get(input.member);
-      cell.held.set(input.member, {
-        amount: (held?.amount ?? 0) + input.amountMicros,
-        deadline: input.deadlineMs,
-      });
-      cell.reserved += input.amountMicros;
-    }
-    return { ok: true, rates, crossings };
-  }
-
-  async settle(input: SettleInput): Promise<Settled> {
-    const crossings: Crossing[] = [];
-    const spent: (number | null)[] = [];
-    input.caps.forEach((c, i) => {
-      spent.push(null);
-      const cell = this.#caps.get(c.key);
-      if (!cell) return;
-      const held = cell.held.get(input.member);
-      let delta: number | undefined;
-      if (held) {
-        cell.held.delete(input.member);
-        cell.reserved -= held.amount;
-        delta = c.actualMicros;
-      } else {
-        const counted = cell.expired.get(input.member);
-        if (counted !== undefined) {
-          cell.expired.delete(input.member);
-          delta = c.actualMicros - counted;
-        }
-      }
-      if (delta === undefined) return;
-      cell.spent += delta;
-      spent[i] = cell.spent;
-      this.#crossed(cell, c, i, crossings);
-    });
-    for (const c of input.corrections ?? []) this.#correct(c.rate, c.deltaUnits);
-    return { spent, crossings };
-  }
-
-  #correct(rate: RateRef, deltaUnits: number): void {
-    const t = this.#tats.get(rate.key);
-    if (!t || deltaUnits === 0) return;
     const nowUs = this.#now() * 1000;
-    const nt = t.tatUs + rate.intervalUs * deltaUnits;
-    if (nt <= nowUs) this.#tats.delete(rate.key);
-    else this.#tats.set(rate.key, { tatUs: nt, expiresUs: nt });
+    const rates = input.rates.map((op) => this.#rate(op, nowUs));
+    const crossings: Crossing[] = [];
+    const caps = input.caps.map((op, i) => this.#cap(op, i, input, crossings));
+    return { rates, caps, crossings };
+  }
+
+  #rate(op: RateOp, nowUs: number): RateGrant {
+    const T = op.rate.intervalUs;
+    let tat = Math.max(this.#tat(op.rate.key, nowUs), nowUs);
+    tat = Math.max(nowUs, tat - op.give * T);
+    const avail = Math.floor((nowUs - tat + T * op.rate.burst) / T);
+    let granted = 0;
+    let retryMs = 0;
+    if (op.need > 0) {
+      if (avail >= op.need)
+        granted = Math.min(avail, Math.max(op.need, Math.min(op.want, Math.floor(avail / 4))));
+      else retryMs = Math.ceil((tat + op.need * T - T * op.rate.burst - nowUs) / 1000);
+    }
+    tat += granted * T;
+    if (tat <= nowUs) this.#tats.delete(op.rate.key);
+    else this.#tats.set(op.rate.key, { tatUs: tat, expiresUs: tat });
+    return {
+      granted,
+      remaining: Math.max(0, avail - granted),
+      resetMs: Math.ceil((tat - nowUs) / 1000),
+      retryMs,
+    };
+  }
+
+  #cap(op: CapOp, index: number, input: LeaseInput, crossings: Crossing[]): CapGrant {
+    const cell = this.#cell(op.cap, input.nowMs);
+    this.#expire(cell, input.nowMs);
+    const before = cell.leases.get(input.member);
+    let held = before?.amount ?? 0;
+    if (op.used > 0) {
+      const prepaid = cell.expired.get(input.member) ?? 0;
+      const absorbed = Math.min(op.used, prepaid);
+      if (absorbed === prepaid) cell.expired.delete(input.member);
+      else cell.expired.set(input.member, prepaid - absorbed);
+      cell.spent += op.used - absorbed;
+      held = Math.max(0, held - op.used);
+    }
+    this.#crossed(cell, op.cap, index, crossings);
+    const others = cell.leased - (before?.amount ?? 0);
+    const holders = cell.leases.size + (before ? 0 : 1);
+    const free = op.cap.limitMicros - cell.spent - others - op.committed;
+    const share = Math.max(0, Math.floor(free / (2 * holders)));
+    let target = Math.max(held, op.committed);
+    let refused = false;
+    if (op.need > 0) {
+      if (free > 0) target = op.committed + Math.max(op.need, Math.min(op.want, share));
+      else {
+        target = op.committed;
+        refused = true;
+      }
+    } else if (op.want >= 0) target = op.committed + Math.min(op.want, share);
+    if (target > 0 || op.committed > 0)
+      cell.leases.set(input.member, { amount: target, committed: op.committed, deadline: input.deadlineMs });
+    else cell.leases.delete(input.member);
+    cell.leased = others + target;
+    cell.expireAtMs = Math.max(cell.expireAtMs, input.nowMs + op.cap.ttlSec * 1000);
+    return { held: target, spent: cell.spent, leased: cell.leased, refused };
   }
 
   /** Spent µUSD of a cap key, for tests and for status in embedded mode. */
@@ -137,9 +120,16 @@ export class MemoryGuardStore implements GuardStore {
     return this.#caps.get(key)?.spent ?? 0;
   }
 
-  /** µUSD reserved on a cap key and not yet settled. */
+  /** µUSD leased on a cap key (by every member), not yet spent. */
   held(key: string): number {
-    return this.#caps.get(key)?.reserved ?? 0;
+    return this.#caps.get(key)?.leased ?? 0;
+  }
+
+  /** µUSD committed to requests in flight on a cap key, by every member. */
+  committed(key: string): number {
+    let n = 0;
+    for (const l of this.#caps.get(key)?.leases.values() ?? []) n += l.committed;
+    return n;
   }
 
   #tat(key: string, nowUs: number): number {
@@ -152,8 +142,8 @@ export class MemoryGuardStore implements GuardStore {
     if (!cell) {
       cell = {
         spent: 0,
-        reserved: 0,
-        held: new Map(),
+        leased: 0,
+        leases: new Map(),
         expired: new Map(),
         level: 0,
         expireAtMs: nowMs + c.ttlSec * 1000,
@@ -163,13 +153,15 @@ export class MemoryGuardStore implements GuardStore {
     return cell;
   }
 
+  /** A lease past its deadline counts what it had committed as spent; the rest returns. */
   #expire(cell: CapCell, nowMs: number): void {
-    for (const [member, h] of cell.held) {
-      if (h.deadline > nowMs) continue;
-      cell.held.delete(member);
-      cell.reserved -= h.amount;
-      cell.spent += h.amount;
-      cell.expired.set(member, h.amount);
+    for (const [member, l] of cell.leases) {
+      if (l.deadline > nowMs) continue;
+      const counted = Math.min(l.amount, l.committed);
+      cell.leases.delete(member);
+      cell.leased -= l.amount;
+      cell.spent += counted;
+      cell.expired.set(member, (cell.expired.get(member) ?? 0) + counted);
     }
   }
 

@@ -1,22 +1,24 @@
 /**
  * The state behind rate limits and spend caps: one contract, two adapters (memory-store.ts for
  * embedded mode, redis-store.ts on the shared client), one contract suite (test/spend).
+ *
+ * Each gateway pod holds a lease on every limit and cap its requests touch (leases.ts): units of a
+ * rate limit and micro-USD of a cap taken ahead of time, so a request is admitted against the pod's
+ * own lease, without a round trip. The store only ever sees lease calls.
  */
 
-/** One GCRA limit: `limit` units per `periodMs`, at most `burst` at once. */
+/** One GCRA limit: `burst` units at once, then one every `intervalUs`. */
 export interface RateRef {
   /** The TAT key (hash-tagged by project). */
   key: string;
   /** Emission interval in µs: periodMs * 1000 / limit. */
   intervalUs: number;
   burst: number;
-  /** Units this request takes (1 for requests, estimated tokens for tokens), at most `burst`. */
-  cost: number;
 }
 
 /** One spend cap in its current period. */
 export interface CapRef {
-  /** The spent counter (SPEND_KEYS); the reservation keys are derived from it. */
+  /** The spent counter (SPEND_KEYS); the lease keys are derived from it. */
   key: string;
   limitMicros: number;
   /**
@@ -26,78 +28,80 @@ export interface CapRef {
   ttlSec: number;
 }
 
-export interface RateState {
+export interface RateOp {
+  rate: RateRef;
+  /** Units given back (negative: used beyond the lease, taken now). */
+  give: number;
+  /** Units wanted in all (a hint; the store grants less when little is left). */
+  want: number;
+  /** Units a waiting request needs: at least this many are taken, or none. 0: none asked for. */
+  need: number;
+}
+
+/** `want` of a cap op that keeps the lease as it is (a report). */
+export const KEEP = -1;
+
+export interface CapOp {
+  cap: CapRef;
+  /** µUSD that finished requests cost since the last call: moved from the lease to spent. */
+  used: number;
+  /** µUSD the pod's requests in flight hold now: what counts as spent if the pod dies. */
+  committed: number;
+  /** The lease beyond `committed` the pod would like (a hint), or KEEP. */
+  want: number;
+  /** µUSD one waiting request needs on top of `committed`. 0: none asked for. */
+  need: number;
+}
+
+export interface LeaseInput {
+  /** The pod: one lease per pod on each limit and cap. */
+  member: string;
+  nowMs: number;
+  /** When the pod's leases count as abandoned if it has not called again. */
+  deadlineMs: number;
+  rates: readonly RateOp[];
+  caps: readonly CapOp[];
+}
+
+export interface RateGrant {
+  granted: number;
+  /** Units the limit has left for everybody after this call. */
   remaining: number;
   /** Until the limit is full again. */
   resetMs: number;
+  /** A refused `need`: when it would pass. */
+  retryMs: number;
+}
+
+export interface CapGrant {
+  /** The lease now (µUSD, including what is committed). */
+  held: number;
+  spent: number;
+  /** Every pod's leases together. */
+  leased: number;
+  /** The `need` was refused: the cap is reached. */
+  refused: boolean;
 }
 
 /** A cap reaching 80, 90 or 100 % of its limit for the first time this period. */
 export interface Crossing {
-  /** Index into the request's `caps`. */
+  /** Index into the call's `caps`. */
   index: number;
   level: 80 | 90 | 100;
   spentMicros: number;
 }
 
-export interface ReserveInput {
-  /** Request id plus scope (`project`, `primary`, `backup-1`): what settle names again. */
-  member: string;
-  amountMicros: number;
-  deadlineMs: number;
-  nowMs: number;
-  rates: readonly RateRef[];
-  caps: readonly CapRef[];
-}
-
-export type ReserveResult =
-  | { ok: true; rates: RateState[]; crossings: Crossing[] }
-  | { ok: false; kind: 'rate'; index: number; retryMs: number; rates: RateState[] }
-  | {
-      ok: false;
-      kind: 'cap';
-      index: number;
-      spentMicros: number;
-      reservedMicros: number;
-      crossings: Crossing[];
-    };
-
-/** A cap with the real cost that replaces `member`'s reservation on it. */
-export type CapSettle = CapRef & { actualMicros: number };
-
-/** A token limit moved by real minus estimated units, once the answer's usage is known. */
-export interface RateCorrection {
-  rate: RateRef;
-  deltaUnits: number;
-}
-
-export interface SettleInput {
-  member: string;
-  nowMs: number;
-  caps: readonly CapSettle[];
-  /** Token-limit corrections of the same request, applied in the same step. */
-  corrections?: readonly RateCorrection[];
-}
-
-export interface Settled {
-  /** Spent µUSD of each cap (in `caps` order) after the settle; null where `member` held nothing. */
-  spent: (number | null)[];
+export interface LeaseResult {
+  rates: RateGrant[];
+  caps: CapGrant[];
   crossings: Crossing[];
 }
 
 export interface GuardStore {
-  /**
-   * Checks every rate limit (one refusing: nothing is taken), takes their units, then checks every
-   * cap and, only if all pass, reserves `amountMicros` against each (adding to what `member`
-   * already holds: a stream's extension). One atomic step; expired reservations count as spent first.
-   */
-  reserve(input: ReserveInput): Promise<ReserveResult>;
-  /**
-   * Replaces `member`'s reservation on each cap with its real cost (a second settle changes
-   * nothing) and applies the token-limit corrections: everything a finished request writes, in one
-   * atomic step (one script call on Redis). A lost correction only leaves the estimate standing.
-   */
-  settle(input: SettleInput): Promise<Settled>;
+  /** Reports and resizes one pod's leases on some limits and caps of one project, atomically. */
+  lease(input: LeaseInput): Promise<LeaseResult>;
+  /** False while the store is known to be unreachable (then admission follows the outage policy). */
+  reachable(): boolean;
 }
 
 const LEVELS = [100, 90, 80] as const;

@@ -2,8 +2,9 @@ import { Gauge, type Registry } from 'prom-client';
 import { microsToUsd, spendState } from '#contract';
 import { eventEntry } from '../state/event-entry.ts';
 import type { RequestLogEntry } from '../state/types.ts';
+import type { CapLease } from './leases.ts';
 import type { CapRule } from './rules.ts';
-import type { CapRef, Crossing } from './store.ts';
+import type { CapRef, Crossing, LeaseResult } from './store.ts';
 
 const GAUGE = 'switchyard_spend_cap_used_ratio';
 
@@ -22,7 +23,7 @@ export type CapInPeriod = CapRef & { resetAt: Date };
 
 /** Where a `budget.threshold` event goes: the project's request log and its webhook subscribers. */
 export interface ThresholdSink {
-  log(projectId: string, logCap: number, entry: RequestLogEntry): void;
+  log(projectId: string, entry: RequestLogEntry): void;
   /** Queues the webhook event; `id` is the same on every gateway, so it is delivered once. */
   emit(projectId: string, payload: Record<string, unknown>, id: string): void;
 }
@@ -51,21 +52,16 @@ export class CapReporter {
     this.#gauge.set({ project: projectId, cap: c.id, scope: c.scope, period: c.period }, ratio);
   }
 
-  crossed(
-    projectId: string,
-    logCap: number,
-    requestId: string,
-    rules: readonly CapRule[],
-    refs: readonly CapInPeriod[],
-    crossings: readonly Crossing[],
-  ): void {
-    for (const x of crossings) {
-      const rule = rules[x.index];
-      const ref = refs[x.index];
-      if (!rule || !ref) continue;
-      this.used(projectId, rule, x.spentMicros);
-      const log = this.#entry(projectId, requestId, rule, ref, x);
-      this.#sink.log(projectId, logCap, log);
+  /** A lease call's answer for the caps it carried: their spend, and the thresholds it crossed. */
+  answered(projectId: string, caps: readonly CapLease[], result: LeaseResult): void {
+    caps.forEach((l, i) => {
+      this.used(projectId, l.rule, result.caps[i]!.spent);
+    });
+    for (const x of result.crossings) {
+      const lease = caps[x.index];
+      if (!lease) continue;
+      const log = this.#entry(projectId, lease.lastRequestId ?? '', lease.rule, lease.ref, x);
+      this.#sink.log(projectId, log);
       this.#sink.emit(projectId, log.details ?? {}, log.request_log_id);
     }
   }

@@ -2,43 +2,24 @@ import type { ProviderType } from '#contract';
 import type { ChatMessage } from '../providers/types.ts';
 
 /**
- * Token counts for estimates made before a provider answers: spend reservations, rate-limit
- * admission and session summarisation thresholds. OpenAI-family models (openai, azure-openai,
- * openai-compatible) are counted with OpenAI's o200k_base encoding (gpt-tokenizer); Anthropic and
- * Gemini publish no offline tokenizer, so their text is approximated at 4 characters a token,
- * rounded up (their real counts come back in the usage of the answer and correct the estimate).
+ * Token counts made before a provider answers: spend reservations, rate-limit admission, session
+ * turns and the Messages stream's `message_start`. They are estimates from the characters, the
+ * same for every provider: four ASCII characters a token (OpenAI's rule of thumb for English, and
+ * what its own rate limiter admits on), and a token for every other UTF-16 unit, so CJK text and
+ * emoji, which run about one token a character, are not under-counted fourfold. The provider's
+ * reported usage corrects each estimate when the answer is in (spend settle, token-limit
+ * correction), as OpenAI's limiter does.
  *
- * gpt-tokenizer rather than js-tiktoken: measured here, loading o200k_base costs 170 ms and about
- * 72 MB of RSS against js-tiktoken's 760 ms and 191 MB. It is loaded asynchronously, only when a
- * snapshot uses a feature that counts tokens; until it is in, counts use the approximation, so
- * nothing ever blocks the event loop on it.
+ * No tokenizer table stays resident for them: OpenAI's o200k_base (gpt-tokenizer) costs a pod about
+ * 50 MB of RSS and a few hundred ms of start-up. It is loaded only where an exact count is the
+ * answer itself: `exactMessageTokens`, for count_tokens on an OpenAI-family workflow.
  */
 
-let encoder: { countTokens(text: string): number } | undefined;
-let loading: Promise<void> | undefined;
-
-/** Starts loading the encoding (once); resolves when counts are exact. */
-export function warmTokenizer(): Promise<void> {
-  loading ??= import('gpt-tokenizer/encoding/o200k_base').then((m) => {
-    encoder = m;
-  });
-  return loading;
-}
-
-const approximate = (text: string): number => Math.ceil(text.length / 4);
-
-const usesOpenAiEncoding = (type: ProviderType): boolean =>
-  type === 'openai' || type === 'azure-openai' || type === 'openai-compatible';
-
-export function countTextTokens(text: string, type: ProviderType): number {
-  if (text.length === 0) return 0;
-  if (!usesOpenAiEncoding(type)) return approximate(text);
-  if (!encoder) {
-    void warmTokenizer();
-    return approximate(text);
-  }
-  return encoder.countTokens(text);
-}
+const estimateText = (text: string): number => {
+  let other = 0;
+  for (let i = 0; i < text.length; i++) if (text.charCodeAt(i) > 0x7f) other++;
+  return Math.ceil((text.length - other) / 4) + other;
+};
 
 /** Image parts are estimated at a flat 765 tokens (OpenAI's high-detail 512px tile cost plus base). */
 const IMAGE_TOKENS = 765;
@@ -46,16 +27,49 @@ const IMAGE_TOKENS = 765;
 const PER_MESSAGE = 3;
 const REPLY_PRIMING = 3;
 
-export function countMessageTokens(messages: readonly ChatMessage[], type: ProviderType): number {
+function countWith(count: (text: string) => number, messages: readonly ChatMessage[]): number {
   let n = REPLY_PRIMING;
   for (const m of messages) {
-    n += PER_MESSAGE + countTextTokens(m.role, type);
-    if (typeof m.content === 'string') n += countTextTokens(m.content, type);
+    n += PER_MESSAGE + count(m.role);
+    if (typeof m.content === 'string') n += count(m.content);
     else if (m.content)
-      for (const part of m.content)
-        n += part.type === 'text' ? countTextTokens(part.text, type) : IMAGE_TOKENS;
-    for (const call of m.tool_calls ?? [])
-      n += countTextTokens(call.function.name, type) + countTextTokens(call.function.arguments, type);
+      for (const part of m.content) n += part.type === 'text' ? count(part.text) : IMAGE_TOKENS;
+    for (const call of m.tool_calls ?? []) n += count(call.function.name) + count(call.function.arguments);
   }
   return n;
+}
+
+const countText = (text: string): number => (text.length === 0 ? 0 : estimateText(text));
+
+/** The estimate of a text's tokens (the provider type is for call sites that count per provider). */
+export function countTextTokens(text: string, _type?: ProviderType): number {
+  return countText(text);
+}
+
+/** The estimate of a chat prompt's tokens, with the chat format's per-message overhead. */
+export function countMessageTokens(messages: readonly ChatMessage[], _type?: ProviderType): number {
+  return countWith(countText, messages);
+}
+
+const usesOpenAiEncoding = (type: ProviderType): boolean =>
+  type === 'openai' || type === 'azure-openai' || type === 'openai-compatible';
+
+let encoder: Promise<{ countTokens(text: string): number }> | undefined;
+
+/**
+ * A prompt's tokens as the provider counts them where that can be known offline: OpenAI's o200k_base
+ * for OpenAI-family providers (the table is loaded on the first call and kept), the estimate
+ * otherwise (Anthropic and Gemini publish no offline tokenizer).
+ */
+export async function exactMessageTokens(
+  messages: readonly ChatMessage[],
+  type: ProviderType,
+): Promise<number> {
+  if (!usesOpenAiEncoding(type)) return countMessageTokens(messages);
+  encoder ??= import('gpt-tokenizer/encoding/o200k_base');
+  const exact = await encoder.catch((err: unknown) => {
+    encoder = undefined;
+    throw err;
+  });
+  return countWith((text) => (text.length === 0 ? 0 : exact.countTokens(text)), messages);
 }

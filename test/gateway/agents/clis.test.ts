@@ -88,7 +88,7 @@ describe('Codex CLI over the Responses surface', () => {
 });
 
 describe('Claude Code over the Messages surface', () => {
-  it('claude -p answers with ANTHROPIC_BASE_URL, ANTHROPIC_AUTH_TOKEN and ANTHROPIC_MODEL', async () => {
+  it('claude -p answers with ANTHROPIC_BASE_URL, ANTHROPIC_AUTH_TOKEN and ANTHROPIC_MODEL; Claude gets its body as written', async () => {
     const work = join(home, 'claude-work');
     await import('node:fs/promises').then((fs) => fs.mkdir(work, { recursive: true }));
     sim.clearRequests();
@@ -120,5 +120,19 @@ describe('Claude Code over the Messages surface', () => {
     expect(body.tools.length).toBeGreaterThanOrEqual(12);
     expect(body.max_tokens).toBe(32000);
     expect(body.stream).toBe(true);
+    // An anthropic slot gets Claude Code's body as written: its system blocks with cache_control,
+    // adaptive thinking, context editing, effort, system turns mid-conversation, and its betas.
+    const native = main.body as {
+      system: { type: string; cache_control?: unknown }[];
+      messages: { role: string }[];
+    };
+    expect(native.system.some((b) => b.cache_control)).toBe(true);
+    expect(main.body).toMatchObject({
+      thinking: { type: 'adaptive' },
+      context_management: { edits: [{ type: expect.stringMatching(/^clear_thinking_/) }] },
+    });
+    expect(native.messages.some((m) => m.role === 'system')).toBe(true);
+    expect(main.headers['anthropic-beta']).toContain('claude-code-20250219');
+    expect(main.headers['anthropic-beta']).toContain('mid-conversation-system-');
   }, 180_000);
 });

@@ -5,7 +5,7 @@
  * from the platform binary their optional dependency ships.
  */
 import { execFile } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { promisify } from 'node:util';
@@ -29,7 +29,7 @@ export async function ensureClis(): Promise<void> {
   const missing: string[] = [];
   for (const [pkg, version] of Object.entries(CLI_VERSIONS))
     if ((await installedVersion(pkg)) !== version) missing.push(`${pkg}@${version}`);
-  if (missing.length === 0 && existsSync(codexBin) && existsSync(claudeBin)) return;
+  if (missing.length === 0 && existsSync(codexBin) && claudeReady()) return;
   await mkdir(CLI_DIR, { recursive: true });
   await writeFile(
     resolve(CLI_DIR, 'package.json'),
@@ -40,6 +40,19 @@ export async function ensureClis(): Promise<void> {
     timeout: 600_000,
     maxBuffer: 16 * 1024 * 1024,
   });
+  // Claude Code's own postinstall puts its platform binary in place of a placeholder; npm does not
+  // run it here (scripts are off), so it runs by itself, and only it.
+  if (!claudeReady())
+    await run(process.execPath, [resolve(CLI_DIR, 'node_modules/@anthropic-ai/claude-code/install.cjs')], {
+      cwd: resolve(CLI_DIR, 'node_modules/@anthropic-ai/claude-code'),
+      timeout: 120_000,
+    });
+}
+
+/** The claude binary is the platform's (megabytes), not the placeholder the package ships. */
+function claudeReady(): boolean {
+  const exe = resolve(CLI_DIR, 'node_modules/@anthropic-ai/claude-code/bin/claude.exe');
+  return existsSync(claudeBin) && existsSync(exe) && statSync(exe).size > 1_000_000;
 }
 
 /** Runs a CLI with exactly this environment (no inherited keys, proxies or home), stdin closed. */

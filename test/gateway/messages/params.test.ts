@@ -42,6 +42,8 @@ afterAll(async () => {
 beforeEach(() => sim.clearRequests());
 
 const USER = [{ role: 'user', content: 'hi' }];
+const PNG =
+  'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==';
 
 /** What each provider receives for `{model, max_tokens: 100, messages: [{role: user, content: hi}]}`. */
 function baseBody(t: Target): Record<string, unknown> {
@@ -93,9 +95,40 @@ const gen = (config: Record<string, unknown>): Want =>
 interface Case {
   name: string;
   params: Record<string, unknown>;
+  /** Request headers; the anthropic slot receives them when it is sent the body as written. */
+  headers?: Record<string, string>;
   covers: string[];
   expect: Record<Target, Want>;
 }
+
+const SYSTEM_BLOCKS = [
+  { type: 'text', text: 'Rule one.' },
+  { type: 'text', text: 'Rule two.', cache_control: { type: 'ephemeral' } },
+];
+const TU = { type: 'tool_use', id: 'toolu_1', name: 'get_weather', input: { city: 'Oslo' } };
+const RESULT_BLOCKS = [
+  { type: 'text', text: 'no such city', cache_control: { type: 'ephemeral', ttl: '1h' } },
+  { type: 'text', text: 'try again' },
+];
+const ROUND_TRIP = [
+  { role: 'user', content: 'Weather in Oslo?' },
+  { role: 'assistant', content: [{ type: 'text', text: 'Looking.' }, TU] },
+  {
+    role: 'user',
+    content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content: RESULT_BLOCKS, is_error: true }],
+  },
+];
+const OPENAI_ROUND_TRIP = [
+  { role: 'user', content: 'Weather in Oslo?' },
+  {
+    role: 'assistant',
+    content: 'Looking.',
+    tool_calls: [
+      { id: 'toolu_1', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Oslo"}' } },
+    ],
+  },
+  { role: 'tool', tool_call_id: 'toolu_1', content: 'Error: no such city\ntry again' },
+];
 
 const CASES: Case[] = [
   {
@@ -105,17 +138,12 @@ const CASES: Case[] = [
     expect: { ...openais({}), anthropic: sent(), gemini: sent() },
   },
   {
-    name: 'system as text blocks (cache_control is a hint and changes nothing)',
-    params: {
-      system: [
-        { type: 'text', text: 'Rule one.' },
-        { type: 'text', text: 'Rule two.', cache_control: { type: 'ephemeral' } },
-      ],
-    },
+    name: 'system as text blocks (cache_control reaches Claude; elsewhere a hint without effect)',
+    params: { system: SYSTEM_BLOCKS },
     covers: ['system'],
     expect: {
       ...openais({ messages: [{ role: 'system', content: 'Rule one.\n\nRule two.' }, ...USER] }),
-      anthropic: sent({ system: 'Rule one.\n\nRule two.' }),
+      anthropic: sent({ system: SYSTEM_BLOCKS }),
       gemini: sent({ systemInstruction: { parts: [{ text: 'Rule one.\n\nRule two.' }] } }),
     },
   },
@@ -192,20 +220,20 @@ const CASES: Case[] = [
     },
   },
   {
-    name: 'thinking enabled (as an effort level where a provider takes one)',
-    params: { thinking: { type: 'enabled', budget_tokens: 2048 } },
+    name: 'thinking enabled (Claude gets it; elsewhere an effort level where a provider takes one)',
+    params: { thinking: { type: 'enabled', budget_tokens: 2048 }, max_tokens: 4096 },
     covers: ['thinking'],
     expect: {
-      ...openais({ reasoning_effort: 'low' }),
-      anthropic: refused('reasoning_effort'),
-      gemini: gen({ thinkingConfig: { thinkingBudget: 1024 } }),
+      ...openais({ reasoning_effort: 'low', max_tokens: 4096 }),
+      anthropic: sent({ thinking: { type: 'enabled', budget_tokens: 2048 }, max_tokens: 4096 }),
+      gemini: gen({ thinkingConfig: { thinkingBudget: 1024 }, maxOutputTokens: 4096 }),
     },
   },
   {
     name: 'thinking disabled (the default everywhere)',
     params: { thinking: { type: 'disabled' } },
     covers: ['thinking'],
-    expect: { ...openais({}), anthropic: sent(), gemini: sent() },
+    expect: { ...openais({}), anthropic: sent({ thinking: { type: 'disabled' } }), gemini: sent() },
   },
   {
     name: 'output_config.effort low',
@@ -213,33 +241,103 @@ const CASES: Case[] = [
     covers: ['output_config'],
     expect: {
       ...openais({ reasoning_effort: 'low' }),
-      anthropic: refused('reasoning_effort'),
+      anthropic: sent({ output_config: { effort: 'low' } }),
       gemini: gen({ thinkingConfig: { thinkingBudget: 1024 } }),
     },
   },
   {
-    name: "Claude Code's defaults ask for nothing: effort high (Claude's default), adaptive thinking, clearing thinking",
+    name: 'output_config.effort max (the highest level elsewhere)',
+    params: { output_config: { effort: 'max' } },
+    covers: ['output_config'],
+    expect: {
+      ...openais({ reasoning_effort: 'high' }),
+      anthropic: sent({ output_config: { effort: 'max' } }),
+      gemini: gen({ thinkingConfig: { thinkingBudget: 24576 } }),
+    },
+  },
+  {
+    name: "Claude Code's defaults ask nothing of other providers: effort high (Claude's default), adaptive thinking, clearing thinking",
     params: {
       output_config: { effort: 'high' },
       thinking: { type: 'adaptive' },
       context_management: { edits: [{ type: 'clear_thinking_20251015', keep: 'all' }] },
     },
+    headers: { 'anthropic-beta': 'context-management-2025-06-27' },
     covers: ['output_config', 'thinking', 'context_management'],
-    expect: { ...openais({}), anthropic: sent(), gemini: sent() },
+    expect: {
+      ...openais({}),
+      anthropic: sent({
+        output_config: { effort: 'high' },
+        thinking: { type: 'adaptive' },
+        context_management: { edits: [{ type: 'clear_thinking_20251015', keep: 'all' }] },
+      }),
+      gemini: sent(),
+    },
   },
   {
-    name: 'a system turn mid-conversation',
+    name: 'a system turn mid-conversation (with its beta)',
     params: {
       messages: [
         { role: 'user', content: 'hi' },
         { role: 'system', content: 'Agent types: a, b.' },
       ],
     },
+    headers: { 'anthropic-beta': 'mid-conversation-system-2026-04-07' },
     covers: ['messages'],
     expect: {
       ...openais({ messages: [...USER, { role: 'system', content: 'Agent types: a, b.' }] }),
-      anthropic: sent({ system: 'Agent types: a, b.' }),
+      anthropic: sent({ messages: [...USER, { role: 'system', content: 'Agent types: a, b.' }] }),
       gemini: sent({ systemInstruction: { parts: [{ text: 'Agent types: a, b.' }] } }),
+    },
+  },
+  {
+    name: 'a tool round trip: is_error and tool_result blocks with cache_control reach Claude as sent',
+    params: { tools: [TOOL], messages: ROUND_TRIP },
+    covers: ['messages', 'tools'],
+    expect: {
+      ...openais({ tools: [OPENAI_TOOL], messages: OPENAI_ROUND_TRIP }),
+      anthropic: sent({ tools: [TOOL], messages: ROUND_TRIP }),
+      gemini: sent({
+        tools: GEMINI_TOOL,
+        contents: [
+          { role: 'user', parts: [{ text: 'Weather in Oslo?' }] },
+          {
+            role: 'model',
+            parts: [{ text: 'Looking.' }, { functionCall: { name: 'get_weather', args: { city: 'Oslo' } } }],
+          },
+          {
+            role: 'user',
+            parts: [
+              {
+                functionResponse: {
+                  name: 'get_weather',
+                  response: { result: 'Error: no such city\ntry again' },
+                },
+              },
+            ],
+          },
+        ],
+      }),
+    },
+  },
+  {
+    name: 'cache_control on a tool and a message block reaches Claude; elsewhere a hint without effect',
+    params: {
+      tools: [{ ...TOOL, cache_control: { type: 'ephemeral' } }],
+      messages: [
+        { role: 'user', content: [{ type: 'text', text: 'hi', cache_control: { type: 'ephemeral' } }] },
+      ],
+    },
+    covers: ['tools', 'messages'],
+    expect: {
+      ...openais({ tools: [OPENAI_TOOL] }),
+      anthropic: sent({
+        tools: [{ ...TOOL, cache_control: { type: 'ephemeral' } }],
+        messages: [
+          { role: 'user', content: [{ type: 'text', text: 'hi', cache_control: { type: 'ephemeral' } }] },
+        ],
+      }),
+      gemini: sent({ tools: GEMINI_TOOL }),
     },
   },
   {
@@ -288,13 +386,13 @@ async function post(path: string, body: unknown, headers: Record<string, string>
   const text = await res.text();
   return { status: res.status, text, json: JSON.parse(text) as unknown };
 }
-const create = (t: Target, params: Record<string, unknown>) =>
-  post('/v1/messages', { model: TARGETS[t].workflow, max_tokens: 100, messages: USER, ...params });
+const create = (t: Target, params: Record<string, unknown>, headers: Record<string, string> = {}) =>
+  post('/v1/messages', { model: TARGETS[t].workflow, max_tokens: 100, messages: USER, ...params }, headers);
 
 describe.each(CASES)('$name', (c) => {
   it.each(ALL)('%s', async (t) => {
     const want = c.expect[t];
-    const res = await create(t, c.params);
+    const res = await create(t, c.params, c.headers);
     const upstream = sim.requests().filter((r) => r.provider === TARGETS[t].sim);
     if ('refused' in want) {
       expect(upstream).toEqual([]);
@@ -306,13 +404,15 @@ describe.each(CASES)('$name', (c) => {
     expect(res.status, res.text).toBe(200);
     expect(upstream).toHaveLength(1);
     expect(upstream[0]!.body).toEqual({ ...baseBody(t), ...want.body });
+    // Forwarded only with the body as the client wrote it.
+    const beta = c.headers?.['anthropic-beta'];
+    if (beta) expect(upstream[0]!.headers['anthropic-beta']).toBe(t === 'anthropic' ? beta : undefined);
   });
 });
 
 describe('refused by the surface: 400 invalid_request_error naming it, nothing sent', () => {
   const cases: [string, Record<string, unknown>][] = [
     ['container', { container: 'c1' }],
-    ['output_config.effort', { output_config: { effort: 'max' } }],
     ['mcp_servers', { mcp_servers: [{ type: 'url', url: 'https://x', name: 'x' }] }],
     ['seed', { seed: 1 }],
     ['metadata.session', { metadata: { session: 'x' } }],
@@ -368,6 +468,22 @@ describe('bad input: a 400 in Anthropic shape, never a 5xx', () => {
       'context_management.edits[0].type',
     ],
     ['forced tool without tools', { tool_choice: { type: 'any' } }, 'tool_choice'],
+    [
+      'a thinking block in a user turn',
+      { messages: [{ role: 'user', content: [{ type: 'thinking', thinking: 'x', signature: 's' }] }] },
+      'messages[0].content[0]',
+    ],
+    [
+      'a thinking block without its signature',
+      {
+        messages: [
+          { role: 'user', content: 'hi' },
+          { role: 'assistant', content: [{ type: 'thinking', thinking: 'x' }] },
+          { role: 'user', content: 'again' },
+        ],
+      },
+      'messages[1].content[0].signature',
+    ],
   ];
   it.each(cases)('%s', async (_name, params, param) => {
     const res = await create('anthropic', params);
@@ -432,6 +548,24 @@ describe('the answer direction: each provider type answers in Anthropic blocks',
     if (t !== 'compat') expect(m.usage.output_tokens).toBeGreaterThan(0);
   });
 
+  it.each(ALL)('%s: a stop sequence that fired is stop_sequence where the provider says so', async (t) => {
+    const m = await sdk().messages.create({
+      model: TARGETS[t].workflow,
+      max_tokens: 100,
+      stop_sequences: ['reply'],
+      messages: [{ role: 'user', content: 'hi' }],
+    });
+    const text = m.content[0]?.type === 'text' ? m.content[0].text : '';
+    expect(text).not.toContain('reply');
+    // Anthropic names the sequence; OpenAI's and Gemini's `stop` covers a natural end too.
+    const named = t === 'anthropic';
+    expect({ stop_reason: m.stop_reason, stop_sequence: m.stop_sequence }).toEqual(
+      named
+        ? { stop_reason: 'stop_sequence', stop_sequence: 'reply' }
+        : { stop_reason: 'end_turn', stop_sequence: null },
+    );
+  });
+
   it.each(ALL)('%s: max_tokens reached is stop_reason max_tokens', async (t) => {
     const m = await sdk().messages.create({
       model: TARGETS[t].workflow,
@@ -441,9 +575,48 @@ describe('the answer direction: each provider type answers in Anthropic blocks',
     expect(m.stop_reason).toBe('max_tokens');
   });
 
+  it.each(ALL)(
+    '%s: an image inside a tool_result reaches the provider (after the result elsewhere)',
+    async (t) => {
+      const image = { type: 'image', source: { type: 'base64', media_type: 'image/png', data: PNG } };
+      const result = {
+        type: 'tool_result',
+        tool_use_id: 'toolu_1',
+        content: [{ type: 'text', text: 'a map' }, image],
+      };
+      const messages = [
+        { role: 'user', content: 'Map of Oslo?' },
+        {
+          role: 'assistant',
+          content: [{ type: 'tool_use', id: 'toolu_1', name: 'get_weather', input: { city: 'Oslo' } }],
+        },
+        { role: 'user', content: [result] },
+      ];
+      const res = await post('/v1/messages', {
+        model: `v${TARGETS[t].workflow}`,
+        max_tokens: 100,
+        tools: [TOOL],
+        messages,
+      });
+      expect(res.status, res.text).toBe(200);
+      const body = sim.requests().filter((r) => r.provider === TARGETS[t].sim)[0]!.body as {
+        messages?: unknown[];
+      };
+      if (t === 'anthropic') expect(body.messages).toEqual(messages);
+      else if (t !== 'gemini')
+        expect(body.messages?.slice(-2)).toEqual([
+          { role: 'tool', tool_call_id: 'toolu_1', content: 'a map' },
+          {
+            role: 'user',
+            content: [{ type: 'image_url', image_url: { url: `data:image/png;base64,${PNG}` } }],
+          },
+        ]);
+      else expect(JSON.stringify(body)).toContain(PNG);
+    },
+  );
+
   it.each(ALL)('%s: an image block reaches the provider as an image', async (t) => {
-    const png =
-      'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==';
+    const png = PNG;
     const res = await post('/v1/messages', {
       model: `v${TARGETS[t].workflow}`,
       max_tokens: 100,

@@ -1,14 +1,17 @@
 /**
- * POST /v1/messages: decides the outcome once (tool_use per toolcall.ts, else the deterministic text cut by
- * stop_sequences and max_tokens), then renders it as a message object or as the SSE event sequence.
+ * POST /v1/messages: checks what Claude checks (refusal), decides the outcome once (thinking when
+ * asked for, then tool_use per toolcall.ts or the deterministic text cut by stop_sequences and
+ * max_tokens; prompt-cache usage per claude-state.ts), then renders it as a message object or as
+ * the SSE event sequence.
  */
 import type { Exchange } from '../exchange.ts';
 import { applyLimits, newId, replyText, tokens } from '../generate.ts';
-import { sendJson } from '../respond.ts';
+import { sendError, sendJson } from '../respond.ts';
 import { writeStream } from '../sse.ts';
 import { planToolCall, type ToolMode } from '../toolcall.ts';
+import { anthropicError } from './errors.ts';
 import type { AnthropicMessage, MessagesRequest } from './schemas.ts';
-import { type MessageOutcome, usageOf } from './shapes.ts';
+import { type ContentOut, type MessageOutcome, usageOf } from './shapes.ts';
 import { messageFrames } from './stream.ts';
 
 function blocksText(content: AnthropicMessage['content'] | undefined, withToolResults: boolean): string {
@@ -52,10 +55,94 @@ function systemText(system: MessagesRequest['system']): string {
   return typeof system === 'string' ? system : system.map((b) => b.text).join(' ');
 }
 
+/** Real Claude's trigger for a redacted_thinking block (Anthropic documents it for testing). */
+export const REDACTED_THINKING_TRIGGER =
+  'ANTHROPIC_MAGIC_STRING_TRIGGER_REDACTED_THINKING_46C9A13E193C177646C7398A98432ECCCE4C1253D5E2D82641AC0E52CC2876CB';
+
+type Block = Exclude<AnthropicMessage['content'], string>[number];
+
+/** The prompt in Claude's cache order, each piece marked when it carries a cache_control breakpoint. */
+function segments(req: MessagesRequest): { json: string; breakpoint: boolean }[] {
+  const seg = (v: unknown) => ({
+    json: JSON.stringify(v),
+    breakpoint: !!(v && typeof v === 'object' && (v as { cache_control?: unknown }).cache_control),
+  });
+  const out = (req.tools ?? []).map(seg);
+  if (typeof req.system === 'string') out.push(seg(req.system));
+  else for (const b of req.system ?? []) out.push(seg(b));
+  for (const m of req.messages)
+    if (typeof m.content === 'string') out.push(seg(m.content));
+    else for (const b of m.content) out.push(seg(b));
+  return out;
+}
+
+const betas = (ex: Exchange): string[] => {
+  const h = ex.req.headers['anthropic-beta'];
+  return (Array.isArray(h) ? h.join(',') : (h ?? '')).split(',').map((b) => b.trim());
+};
+const hasBeta = (ex: Exchange, prefix: string) => betas(ex).some((b) => b.startsWith(prefix));
+
+/**
+ * Claude's own checks: beta-gated fields, the thinking budget below max_tokens, thinking blocks
+ * sent back unchanged (their signature verifies), and, with thinking on, the assistant turn of a
+ * tool-use loop starting with its thinking block. The message of the first failure, or undefined.
+ */
+function refusal(ex: Exchange, req: MessagesRequest): string | undefined {
+  if (req.messages.some((m) => m.role === 'system') && !hasBeta(ex, 'mid-conversation-system-'))
+    return 'messages: system turns need the mid-conversation-system beta';
+  if (req.context_management && !hasBeta(ex, 'context-management-'))
+    return 'context_management: Extra inputs are not permitted';
+  if (req.thinking?.type === 'enabled' && req.thinking.budget_tokens >= req.max_tokens)
+    return '`max_tokens` must be greater than `thinking.budget_tokens`';
+  for (const [i, m] of req.messages.entries()) {
+    if (typeof m.content === 'string') continue;
+    for (const [j, b] of m.content.entries()) {
+      if (b.type === 'thinking' && !ex.claude.verify(b.thinking, b.signature))
+        return `messages.${i}.content.${j}: Invalid \`signature\` in \`thinking\` block`;
+      if (b.type === 'redacted_thinking' && !ex.claude.verifyRedacted(b.data))
+        return `messages.${i}.content.${j}: Invalid \`data\` in \`redacted_thinking\` block`;
+    }
+  }
+  const thinking = req.thinking && req.thinking.type !== 'disabled';
+  if (thinking && lastIsToolResult(req.messages)) {
+    const i = req.messages.length - 2;
+    const turn = req.messages[i];
+    const first =
+      turn && typeof turn.content !== 'string' ? (turn.content[0] as Block | undefined) : undefined;
+    if (
+      turn?.role === 'assistant' &&
+      first &&
+      first.type !== 'thinking' &&
+      first.type !== 'redacted_thinking'
+    )
+      return `messages.${i}.content.0.type: Expected \`thinking\` or \`redacted_thinking\`, but found \`${first.type}\`. When \`thinking\` is enabled, a final \`assistant\` message must start with a thinking block.`;
+  }
+  return undefined;
+}
+
+/** Thinking first when it is on (adaptive thinks too): a redacted block for the trigger string. */
+function thinkingBlocks(ex: Exchange, req: MessagesRequest, userText: string): ContentOut[] {
+  if (!req.thinking || req.thinking.type === 'disabled') return [];
+  if (userText.includes(REDACTED_THINKING_TRIGGER))
+    return [{ type: 'redacted_thinking', data: ex.claude.redacted() }];
+  const thinking = `Simulated reasoning of ${ex.provider}/${ex.model} about: ${userText.slice(0, 40)}`;
+  return [{ type: 'thinking', thinking, signature: ex.claude.sign(thinking) }];
+}
+
 export function decideMessage(ex: Exchange, req: MessagesRequest, minChars: number): MessageOutcome {
   const userText = lastUserText(req.messages);
   const prompt = systemText(req.system) + req.messages.map((m) => blocksText(m.content, true)).join(' ');
-  const base = { id: newId('msg_'), model: ex.model, inputTokens: tokens(prompt) };
+  const cache = ex.claude.cache(ex.model, segments(req));
+  const total = tokens(prompt);
+  const thinking = thinkingBlocks(ex, req, userText);
+  const thought = thinking.reduce((n, b) => n + (b.type === 'thinking' ? tokens(b.thinking) : 8), 0);
+  const base = {
+    id: newId('msg_'),
+    model: ex.model,
+    inputTokens: Math.max(1, total - cache.read - cache.written),
+    cacheCreationTokens: cache.written,
+    cacheReadTokens: cache.read,
+  };
   const tools = (req.tools ?? [])
     .filter((t): t is typeof t & { input_schema: object } => 'input_schema' in t)
     .map((t) => ({ name: t.name, schema: t.input_schema }));
@@ -63,10 +150,10 @@ export function decideMessage(ex: Exchange, req: MessagesRequest, minChars: numb
   if (call) {
     return {
       ...base,
-      block: { type: 'tool_use', id: newId('toolu_'), name: call.name, input: call.args },
+      blocks: [...thinking, { type: 'tool_use', id: newId('toolu_'), name: call.name, input: call.args }],
       stopReason: 'tool_use',
       stopSequence: null,
-      outputTokens: tokens(call.name + JSON.stringify(call.args)),
+      outputTokens: thought + tokens(call.name + JSON.stringify(call.args)),
     };
   }
   const limited = applyLimits(
@@ -76,7 +163,7 @@ export function decideMessage(ex: Exchange, req: MessagesRequest, minChars: numb
   );
   return {
     ...base,
-    block: { type: 'text', text: limited.text },
+    blocks: [...thinking, { type: 'text', text: limited.text }],
     stopReason:
       limited.reason === 'length'
         ? 'max_tokens'
@@ -84,12 +171,14 @@ export function decideMessage(ex: Exchange, req: MessagesRequest, minChars: numb
           ? 'stop_sequence'
           : 'end_turn',
     stopSequence: limited.stopSequence,
-    outputTokens: tokens(limited.text),
+    outputTokens: thought + tokens(limited.text),
   };
 }
 
 export async function handleMessages(ex: Exchange): Promise<void> {
   const req = ex.body as MessagesRequest;
+  const refused = refusal(ex, req);
+  if (refused) return sendError(ex, anthropicError(400, 'invalid_request_error', refused));
   if (req.stream)
     return writeStream(ex, messageFrames(decideMessage(ex, req, ex.streamChunks), ex.streamChunks));
   const o = decideMessage(ex, req, 0);
@@ -98,7 +187,7 @@ export async function handleMessages(ex: Exchange): Promise<void> {
     type: 'message',
     role: 'assistant',
     model: o.model,
-    content: [o.block],
+    content: o.blocks,
     stop_reason: o.stopReason,
     stop_sequence: o.stopSequence,
     usage: usageOf(o),

@@ -59,8 +59,9 @@ const contentBlock = z.discriminatedUnion('type', [
   redactedThinkingBlock,
 ]);
 
+/** `system` turns need the mid-conversation-system beta (checked in messages.ts). */
 const message = z.looseObject({
-  role: z.enum(['user', 'assistant']),
+  role: z.enum(['user', 'assistant', 'system']),
   content: z.union([z.string(), z.array(contentBlock)]),
 });
 
@@ -100,9 +101,19 @@ export const messagesRequest = z.looseObject({
   metadata: z.looseObject({ user_id: z.string().nullable().optional() }).optional(),
   thinking: z
     .discriminatedUnion('type', [
-      z.looseObject({ type: z.literal('enabled'), budget_tokens: z.number().int().min(1024) }),
+      z.looseObject({
+        type: z.literal('enabled'),
+        budget_tokens: z.number().int().min(1024),
+        display: z.enum(['summarized', 'omitted']).optional(),
+      }),
+      z.looseObject({ type: z.literal('adaptive'), display: z.enum(['summarized', 'omitted']).optional() }),
       z.looseObject({ type: z.literal('disabled') }),
     ])
+    .optional(),
+  output_config: z.looseObject({ effort: z.enum(['low', 'medium', 'high', 'max']).optional() }).optional(),
+  /** Needs the context-management beta (checked in messages.ts). */
+  context_management: z
+    .looseObject({ edits: z.array(z.looseObject({ type: z.string() })).optional() })
     .optional(),
   service_tier: z.enum(['auto', 'standard_only']).optional(),
 });

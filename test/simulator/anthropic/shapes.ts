@@ -1,24 +1,29 @@
 /** The decided outcome of a Messages request, shared by the JSON and the streamed rendering. */
 
 export type ContentOut =
+  | { type: 'thinking'; thinking: string; signature: string }
+  | { type: 'redacted_thinking'; data: string }
   | { type: 'text'; text: string }
   | { type: 'tool_use'; id: string; name: string; input: unknown };
 
 export interface MessageOutcome {
   id: string;
   model: string;
-  block: ContentOut;
+  /** Thinking (when asked for), then the answer: one text or tool_use block. */
+  blocks: ContentOut[];
   stopReason: 'end_turn' | 'max_tokens' | 'stop_sequence' | 'tool_use';
   stopSequence: string | null;
   inputTokens: number;
+  cacheCreationTokens: number;
+  cacheReadTokens: number;
   outputTokens: number;
 }
 
 export function usageOf(o: MessageOutcome, outputTokens = o.outputTokens) {
   return {
     input_tokens: o.inputTokens,
-    cache_creation_input_tokens: 0,
-    cache_read_input_tokens: 0,
+    cache_creation_input_tokens: o.cacheCreationTokens,
+    cache_read_input_tokens: o.cacheReadTokens,
     output_tokens: outputTokens,
     service_tier: 'standard',
   };

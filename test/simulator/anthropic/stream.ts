@@ -1,7 +1,9 @@
 /**
  * Anthropic streaming: named SSE events in the documented order —
- * message_start, content_block_start, ping, content_block_delta × N (text_delta or input_json_delta),
- * content_block_stop, message_delta (stop_reason, usage.output_tokens), message_stop.
+ * message_start, then per block content_block_start (a ping after the first), content_block_delta × N
+ * (thinking_delta and one signature_delta, text_delta, or input_json_delta; a redacted_thinking
+ * block has none), content_block_stop; then message_delta (stop_reason, stop_sequence,
+ * usage.output_tokens), message_stop.
  */
 import { splitChunks } from '../generate.ts';
 import { eventFrame, type Frame } from '../sse.ts';
@@ -23,27 +25,40 @@ export function messageFrames(o: MessageOutcome, chunks: number): Frame[] {
       },
     }),
   ];
-  const block = o.block;
-  const start =
-    block.type === 'text'
-      ? { type: 'text', text: '' }
-      : { type: 'tool_use', id: block.id, name: block.name, input: {} };
-  frames.push(
-    eventFrame('content_block_start', { type: 'content_block_start', index: 0, content_block: start }),
-  );
-  frames.push(eventFrame('ping', { type: 'ping' }));
-  const pieces =
-    block.type === 'text'
-      ? splitChunks(block.text, chunks)
-      : splitChunks(JSON.stringify(block.input), chunks);
-  for (const piece of pieces) {
-    const delta =
+  o.blocks.forEach((block, index) => {
+    const start =
       block.type === 'text'
-        ? { type: 'text_delta', text: piece }
-        : { type: 'input_json_delta', partial_json: piece };
-    frames.push(eventFrame('content_block_delta', { type: 'content_block_delta', index: 0, delta }, true));
-  }
-  frames.push(eventFrame('content_block_stop', { type: 'content_block_stop', index: 0 }));
+        ? { type: 'text', text: '' }
+        : block.type === 'tool_use'
+          ? { type: 'tool_use', id: block.id, name: block.name, input: {} }
+          : block.type === 'thinking'
+            ? { type: 'thinking', thinking: '', signature: '' }
+            : block;
+    frames.push(
+      eventFrame('content_block_start', { type: 'content_block_start', index, content_block: start }),
+    );
+    if (index === 0) frames.push(eventFrame('ping', { type: 'ping' }));
+    const deltas: Record<string, unknown>[] =
+      block.type === 'text'
+        ? splitChunks(block.text, chunks).map((text) => ({ type: 'text_delta', text }))
+        : block.type === 'tool_use'
+          ? splitChunks(JSON.stringify(block.input), chunks).map((partial_json) => ({
+              type: 'input_json_delta',
+              partial_json,
+            }))
+          : block.type === 'thinking'
+            ? [
+                ...splitChunks(block.thinking, chunks).map((thinking) => ({
+                  type: 'thinking_delta',
+                  thinking,
+                })),
+                { type: 'signature_delta', signature: block.signature },
+              ]
+            : [];
+    for (const delta of deltas)
+      frames.push(eventFrame('content_block_delta', { type: 'content_block_delta', index, delta }, true));
+    frames.push(eventFrame('content_block_stop', { type: 'content_block_stop', index }));
+  });
   frames.push(
     eventFrame('message_delta', {
       type: 'message_delta',

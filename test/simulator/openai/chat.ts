@@ -33,7 +33,7 @@ export function decideChat(ex: Exchange, req: ChatRequest, minChars: number): Ch
     id: newId('chatcmpl-'),
     created: unixSeconds(),
     model: ex.model,
-    promptTokens: tokens(promptText(req)),
+    promptTokens: ex.fault.promptTokens ?? tokens(promptText(req)),
   };
   const tools = (req.tools ?? []).map((t) => ({ name: t.function.name, schema: t.function.parameters }));
   const call = planToolCall(tools, toolMode(req), lastIsToolResult(req.messages), userText);

@@ -1,4 +1,8 @@
-/** Anthropic Messages API adapter: chat and completion (as a single user turn), with streaming and tools. */
+/**
+ * Anthropic Messages API adapter: chat and completion (as a single user turn), with streaming and
+ * tools. A native Messages request (dialect `anthropic-messages`) is sent as the client wrote it
+ * (native.ts) and its answer and stream events travel back as Anthropic sent them.
+ */
 import { unsupported } from '../../upstream/errors.ts';
 import { readJson, send } from '../../upstream/http.ts';
 import { chatToCompletion, runStream } from '../common.ts';
@@ -14,6 +18,7 @@ import type {
   UpstreamTarget,
 } from '../types.ts';
 import { anthropicStatusError } from './errors.ts';
+import { isNativeMessages } from './native.ts';
 import { anthropicHeaders, anthropicUrl, buildAnthropicBody } from './request.ts';
 import { parseAnthropicMessage } from './response.ts';
 import { AnthropicStreamMapper } from './stream.ts';
@@ -35,14 +40,14 @@ function streamImpl(
       return {
         target,
         url: anthropicUrl(target),
-        headers: anthropicHeaders(target),
+        headers: anthropicHeaders(target, req),
         body: buildAnthropicBody(target, req, true),
         signal: ctx.signal,
         trace: ctx.trace,
       };
     },
     anthropicStatusError,
-    new AnthropicStreamMapper(),
+    new AnthropicStreamMapper(isNativeMessages(req)),
   );
 }
 
@@ -51,6 +56,7 @@ export const anthropicAdapter: ProviderAdapter = {
   // No JSON-schema mode: the schema is put in the system prompt and the gateway validates the answer.
   supportsNativeStructuredOutput: false,
   supports: (kind) => KINDS.has(kind),
+  speaks: (dialect) => dialect === 'anthropic-messages',
 
   async call(target: UpstreamTarget, req: CanonicalRequest, ctx: CallContext): Promise<CanonicalResult> {
     check(req.kind);
@@ -58,13 +64,13 @@ export const anthropicAdapter: ProviderAdapter = {
     const res = await send({
       target,
       url: anthropicUrl(target),
-      headers: anthropicHeaders(target),
+      headers: anthropicHeaders(target, req),
       body: buildAnthropicBody(target, req, false),
       signal: ctx.signal,
       trace: ctx.trace,
     });
     if (res.status < 200 || res.status >= 300) throw await anthropicStatusError(res);
-    const chat = parseAnthropicMessage(await readJson(res), target.model);
+    const chat = parseAnthropicMessage(await readJson(res), target.model, isNativeMessages(req));
     return req.kind === 'completion' ? chatToCompletion(chat) : chat;
   },
 

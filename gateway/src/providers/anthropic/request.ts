@@ -1,31 +1,11 @@
 /** Canonical chat/completion → Anthropic Messages API request. */
-import {
-  JSON_ONLY_INSTRUCTION,
-  parseDataUrl,
-  parseJsonArgs,
-  structuredInstruction,
-  textOf,
-  trimSlash,
-} from '../common.ts';
+import { trimSlash } from '../common.ts';
 import { inEffect, refuseParam, setParams } from '../optional-params.ts';
-import type { ChatMessage, ChatRequest, CompletionRequest, ToolChoice, UpstreamTarget } from '../types.ts';
+import type { ChatRequest, CompletionRequest, ToolChoice, UpstreamTarget } from '../types.ts';
+import { isNativeMessages, nativeAnthropicBody, nativeHeaders } from './native.ts';
+import { type AnthropicMessage, anthropicTurns, DEFAULT_MAX_TOKENS, outputInstruction } from './turns.ts';
 
 export const DEFAULT_ANTHROPIC_VERSION = '2023-06-01';
-export const DEFAULT_MAX_TOKENS = 4096;
-
-type Block =
-  | { type: 'text'; text: string }
-  | {
-      type: 'image';
-      source: { type: 'base64'; media_type: string; data: string } | { type: 'url'; url: string };
-    }
-  | { type: 'tool_use'; id: string; name: string; input: unknown }
-  | { type: 'tool_result'; tool_use_id: string; content: string | Block[] };
-
-interface AnthropicMessage {
-  role: 'user' | 'assistant';
-  content: string | Block[];
-}
 
 const urlCache = new Map<string, string>();
 
@@ -39,46 +19,17 @@ export function anthropicUrl(target: UpstreamTarget): string {
   return url;
 }
 
-export function anthropicHeaders(target: UpstreamTarget): Record<string, string> {
+/** The request headers; a native request adds the client's headers that travel with its body. */
+export function anthropicHeaders(
+  target: UpstreamTarget,
+  req?: ChatRequest | CompletionRequest,
+): Record<string, string> {
   return {
+    ...nativeHeaders(req),
     'content-type': 'application/json',
     'x-api-key': target.apiKey,
     'anthropic-version': target.options?.anthropicVersion ?? DEFAULT_ANTHROPIC_VERSION,
   };
-}
-
-function contentBlocks(content: ChatMessage['content']): string | Block[] {
-  if (content == null) return '';
-  if (typeof content === 'string') return content;
-  const out: Block[] = [];
-  for (const part of content) {
-    if (part.type === 'text') {
-      out.push({ type: 'text', text: part.text });
-    } else {
-      const url = part.image_url.url;
-      const data = parseDataUrl(url);
-      out.push({
-        type: 'image',
-        source: data ? { type: 'base64', media_type: data.mimeType, data: data.data } : { type: 'url', url },
-      });
-    }
-  }
-  return out;
-}
-
-function asBlocks(content: string | Block[]): Block[] {
-  if (typeof content !== 'string') return content;
-  return content.length > 0 ? [{ type: 'text', text: content }] : [];
-}
-
-/** Appends a message, merging consecutive same-role turns (tool results must share one user turn). */
-function pushMessage(out: AnthropicMessage[], role: 'user' | 'assistant', content: string | Block[]): void {
-  const last = out[out.length - 1];
-  if (last && last.role === role) {
-    last.content = [...asBlocks(last.content), ...asBlocks(content)];
-    return;
-  }
-  out.push({ role, content });
 }
 
 export function mapToolChoice(
@@ -143,49 +94,15 @@ export function anthropicBody(
   req: ChatRequest | CompletionRequest,
   stream: boolean,
 ): Record<string, unknown> {
-  const system: string[] = [];
-  const messages: AnthropicMessage[] = [];
+  if (isNativeMessages(req)) return nativeAnthropicBody(target, req, req.native, stream);
+  let system: string[] = [];
+  let messages: AnthropicMessage[] = [];
   if (req.kind === 'completion') {
     messages.push({ role: 'user', content: req.prompt });
   } else {
-    for (const msg of req.messages) {
-      switch (msg.role) {
-        case 'system':
-        case 'developer': {
-          const text = textOf(msg.content);
-          if (text.length > 0) system.push(text);
-          break;
-        }
-        case 'user':
-          pushMessage(messages, 'user', contentBlocks(msg.content));
-          break;
-        case 'assistant': {
-          if (msg.tool_calls && msg.tool_calls.length > 0) {
-            const blocks = asBlocks(contentBlocks(msg.content));
-            for (const tc of msg.tool_calls) {
-              blocks.push({
-                type: 'tool_use',
-                id: tc.id,
-                name: tc.function.name,
-                input: parseJsonArgs(tc.function.arguments),
-              });
-            }
-            pushMessage(messages, 'assistant', blocks);
-          } else {
-            pushMessage(messages, 'assistant', contentBlocks(msg.content));
-          }
-          break;
-        }
-        case 'tool':
-          pushMessage(messages, 'user', [
-            { type: 'tool_result', tool_use_id: msg.tool_call_id ?? '', content: contentBlocks(msg.content) },
-          ]);
-          break;
-      }
-    }
-    // No native JSON-schema mode: ask for it in the system prompt; the gateway validates.
-    if (req.structured) system.push(structuredInstruction(req.structured));
-    else if (req.json) system.push(JSON_ONLY_INSTRUCTION);
+    ({ system, messages } = anthropicTurns(req.messages));
+    const instruction = outputInstruction(req);
+    if (instruction) system.push(instruction);
   }
 
   const body: Record<string, unknown> = {

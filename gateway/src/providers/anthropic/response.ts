@@ -33,15 +33,29 @@ export function mapStopReason(reason: string | null | undefined): string {
   return STOP_REASONS[reason] ?? reason;
 }
 
+/** The sequence a stop on a stop sequence names (null when Anthropic did not say which). */
+export function stopSequenceOf(
+  reason: string | null | undefined,
+  sequence: unknown,
+): Pick<ChatResult, 'stop_sequence'> {
+  if (reason !== 'stop_sequence') return {};
+  return { stop_sequence: typeof sequence === 'string' ? sequence : null };
+}
+
 interface MessageBody {
   id?: string;
   model?: string;
   content?: { type: string; text?: string; id?: string; name?: string; input?: unknown }[];
   stop_reason?: string | null;
+  stop_sequence?: string | null;
   usage?: AnthropicUsage;
 }
 
-export function parseAnthropicMessage(json: unknown, model: string): ChatResult {
+/**
+ * A message as the canonical result; `native`: the request was a native Messages request, so the
+ * message also travels as Anthropic sent it (thinking blocks, cache usage) for the Messages encoder.
+ */
+export function parseAnthropicMessage(json: unknown, model: string, native = false): ChatResult {
   if (!isObject(json) || !Array.isArray(json.content)) throw badResponse('upstream message has no content');
   const body = json as MessageBody;
   let text: string | null = null;
@@ -63,9 +77,11 @@ export function parseAnthropicMessage(json: unknown, model: string): ChatResult 
     id: body.id ?? '',
     content: text,
     finish_reason: mapStopReason(body.stop_reason),
+    ...stopSequenceOf(body.stop_reason, body.stop_sequence),
     usage: normaliseAnthropicUsage(body.usage),
     model: body.model ?? model,
   };
   if (toolCalls) result.tool_calls = toolCalls;
+  if (native) result.native = { dialect: 'anthropic-messages', body: json as Record<string, unknown> };
   return result;
 }

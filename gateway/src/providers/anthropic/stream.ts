@@ -3,32 +3,57 @@ import { errorEventData, isErrorEvent, type SseEvent } from '../../upstream/sse.
 import { isObject, parseEventJson, type StreamMapper, usageOf } from '../common.ts';
 import type { StreamEvent } from '../types.ts';
 import { anthropicStreamError } from './errors.ts';
-import { type AnthropicUsage, mapStopReason, normaliseAnthropicUsage } from './response.ts';
+import { type AnthropicUsage, mapStopReason, normaliseAnthropicUsage, stopSequenceOf } from './response.ts';
 
 interface AnthropicEvent {
   type?: string;
   index?: number;
   message?: { usage?: AnthropicUsage };
   content_block?: { type?: string; id?: string; name?: string };
-  delta?: { type?: string; text?: string; partial_json?: string; stop_reason?: string | null };
+  delta?: {
+    type?: string;
+    text?: string;
+    partial_json?: string;
+    stop_reason?: string | null;
+    stop_sequence?: string | null;
+  };
   usage?: AnthropicUsage;
   error?: unknown;
 }
 
+/**
+ * Anthropic's events as canonical ones. For a native Messages request (`passthrough`) each event
+ * also travels as Anthropic sent it, after the canonical events it maps to.
+ */
 export class AnthropicStreamMapper implements StreamMapper {
+  private readonly passthrough: boolean;
   private stopped = false;
   private inputUsage: AnthropicUsage | undefined;
   /** content block index → tool call index (tool calls are numbered from 0 among tool_use blocks). */
   private toolIndex = new Map<number, number>();
 
+  constructor(passthrough = false) {
+    this.passthrough = passthrough;
+  }
+
   onEvent(ev: SseEvent, out: StreamEvent[]): void {
     // `ping` carries no information; skip it without parsing.
-    if (ev.event === 'ping') return;
+    if (ev.event === 'ping' && !this.passthrough) return;
     if (isErrorEvent(ev)) throw anthropicStreamError(errorEventData(ev));
     const raw = parseEventJson(ev.data);
     if (!isObject(raw)) return;
-    const e = raw as AnthropicEvent;
-    switch (e.type ?? ev.event) {
+    this.map(raw as AnthropicEvent, ev.event, out);
+    if (this.passthrough)
+      out.push({
+        type: 'native',
+        dialect: 'anthropic-messages',
+        event: ev.event ?? String(raw.type),
+        data: raw,
+      });
+  }
+
+  private map(e: AnthropicEvent, event: string | undefined, out: StreamEvent[]): void {
+    switch (e.type ?? event) {
       case 'message_start':
         this.inputUsage = e.message?.usage;
         return;
@@ -59,7 +84,11 @@ export class AnthropicStreamMapper implements StreamMapper {
       }
       case 'message_delta': {
         if (e.delta?.stop_reason) {
-          out.push({ type: 'finish', finish_reason: mapStopReason(e.delta.stop_reason) });
+          out.push({
+            type: 'finish',
+            finish_reason: mapStopReason(e.delta.stop_reason),
+            ...stopSequenceOf(e.delta.stop_reason, e.delta.stop_sequence),
+          });
         }
         // message_delta usage is cumulative; input tokens come from message_start unless repeated here.
         const u = e.usage;

@@ -201,6 +201,9 @@ export function buildConverseBody(req: ChatRequest | CompletionRequest): string 
   if (req.temperature !== undefined) inference.temperature = req.temperature;
   if (req.top_p !== undefined) inference.topP = req.top_p;
   if (req.stop !== undefined && req.stop.length > 0) inference.stopSequences = req.stop;
+  // Converse's inferenceConfig has no top_k; each model family spells it differently, if at all.
+  if (req.kind === 'chat' && req.top_k !== undefined)
+    throw refuseParam('bedrock', 'top_k', 'Converse has no top_k');
   if (Object.keys(inference).length > 0) body.inferenceConfig = inference;
   optionalParams(req, body);
   return JSON.stringify(body);

@@ -40,6 +40,19 @@ const STOP_REASONS: Record<string, string> = {
 export const mapStopReason = (reason: string | undefined): string =>
   reason === undefined ? 'stop' : (STOP_REASONS[reason] ?? reason);
 
+/**
+ * A stop on a stop sequence: Converse names the sequence only in Anthropic models'
+ * `additionalModelResponseFields`, else null (one fired, which is not said).
+ */
+export function converseStopSequence(
+  reason: unknown,
+  additional: unknown,
+): Pick<ChatResult, 'stop_sequence'> {
+  if (reason !== 'stop_sequence') return {};
+  const named = isObject(additional) ? additional.stop_sequence : undefined;
+  return { stop_sequence: typeof named === 'string' ? named : null };
+}
+
 interface ConverseBlock {
   text?: string;
   toolUse?: { toolUseId?: string; name?: string; input?: unknown };
@@ -73,6 +86,7 @@ export function parseConverse(json: unknown, model: string, headers: IncomingHtt
     id: requestId(headers),
     content: text,
     finish_reason: mapStopReason(typeof json.stopReason === 'string' ? json.stopReason : undefined),
+    ...converseStopSequence(json.stopReason, json.additionalModelResponseFields),
     usage: normaliseConverseUsage(json.usage as ConverseUsage | undefined),
     model,
   };

@@ -3,13 +3,19 @@ import { errorEventData, isErrorEvent, type SseEvent } from '../../upstream/sse.
 import { isObject, parseEventJson, type StreamMapper } from '../common.ts';
 import type { StreamEvent } from '../types.ts';
 import { bedrockStreamError } from './errors.ts';
-import { type ConverseUsage, mapStopReason, normaliseConverseUsage } from './response.ts';
+import {
+  type ConverseUsage,
+  converseStopSequence,
+  mapStopReason,
+  normaliseConverseUsage,
+} from './response.ts';
 
 interface ConverseEvent {
   contentBlockIndex?: number;
   start?: { toolUse?: { toolUseId?: string; name?: string } };
   delta?: { text?: string; toolUse?: { input?: string } };
   stopReason?: string;
+  additionalModelResponseFields?: unknown;
   usage?: ConverseUsage;
 }
 
@@ -50,7 +56,11 @@ export class ConverseStreamMapper implements StreamMapper {
       }
       case 'messageStop':
         this.stopped = true;
-        out.push({ type: 'finish', finish_reason: mapStopReason(e.stopReason) });
+        out.push({
+          type: 'finish',
+          finish_reason: mapStopReason(e.stopReason),
+          ...converseStopSequence(e.stopReason, e.additionalModelResponseFields),
+        });
         return;
       case 'metadata':
         if (e.usage) out.push({ type: 'usage', usage: normaliseConverseUsage(e.usage) });

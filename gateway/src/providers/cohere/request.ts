@@ -144,6 +144,7 @@ export function buildCohereChatBody(
   if (req.max_tokens !== undefined) body.max_tokens = req.max_tokens;
   if (req.temperature !== undefined) body.temperature = req.temperature;
   if (req.top_p !== undefined) body.p = req.top_p;
+  if (req.kind === 'chat' && req.top_k !== undefined) body.k = req.top_k;
   if (req.stop !== undefined && req.stop.length > 0) body.stop_sequences = req.stop;
   optionalParams(req, body);
   if (stream) body.stream = true;

@@ -24,6 +24,10 @@ const FINISH: Record<string, string> = {
 export const mapFinishReason = (reason: string | undefined): string =>
   reason === undefined ? 'stop' : (FINISH[reason] ?? reason.toLowerCase());
 
+/** Cohere says that a stop sequence fired, not which one. */
+export const cohereStopSequence = (reason: unknown): Pick<ChatResult, 'stop_sequence'> =>
+  reason === 'STOP_SEQUENCE' ? { stop_sequence: null } : {};
+
 interface CohereMessage {
   content?: { type?: string; text?: string }[];
   tool_calls?: { id?: string; function?: { name?: string; arguments?: string } }[];
@@ -47,6 +51,7 @@ export function parseCohereChat(json: unknown, model: string): ChatResult {
     id: typeof json.id === 'string' ? json.id : '',
     content: text,
     finish_reason: mapFinishReason(typeof json.finish_reason === 'string' ? json.finish_reason : undefined),
+    ...cohereStopSequence(json.finish_reason),
     usage: normaliseCohereUsage(json.usage as CohereUsage | undefined),
     model,
   };

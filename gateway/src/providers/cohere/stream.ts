@@ -7,7 +7,7 @@ import { errorEventData, isErrorEvent, type SseEvent } from '../../upstream/sse.
 import { isObject, parseEventJson, type StreamMapper } from '../common.ts';
 import type { StreamEvent } from '../types.ts';
 import { cohereStreamError } from './errors.ts';
-import { type CohereUsage, mapFinishReason, normaliseCohereUsage } from './response.ts';
+import { type CohereUsage, cohereStopSequence, mapFinishReason, normaliseCohereUsage } from './response.ts';
 
 interface CohereEvent {
   type?: string;
@@ -70,7 +70,7 @@ export class CohereStreamMapper implements StreamMapper {
             status: reason === 'TIMEOUT' ? 504 : 500,
           });
         this.ended = true;
-        out.push({ type: 'finish', finish_reason: mapFinishReason(reason) });
+        out.push({ type: 'finish', finish_reason: mapFinishReason(reason), ...cohereStopSequence(reason) });
         if (e.delta?.usage) out.push({ type: 'usage', usage: normaliseCohereUsage(e.delta.usage) });
         return;
       }

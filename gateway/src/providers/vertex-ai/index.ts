@@ -1,10 +1,12 @@
 /**
  * Vertex AI adapter: Gemini models (chat, vision, completion, embeddings, Imagen images,
  * transcription) and Anthropic's Claude models (chat, vision, completion), authenticated with an
- * OAuth access token (service-account key or workload identity, see ../auth).
+ * OAuth access token (service-account key or workload identity, see ../auth). Claude takes the
+ * Messages API body, so a native Messages request passes through as on the anthropic type.
  */
 import { badResponse, UpstreamError, unsupported } from '../../upstream/errors.ts';
 import { readJson, type SendOptions, send } from '../../upstream/http.ts';
+import { isNativeMessages, nativeHeaders } from '../anthropic/native.ts';
 import { anthropicBody } from '../anthropic/request.ts';
 import { parseAnthropicMessage } from '../anthropic/response.ts';
 import { AnthropicStreamMapper } from '../anthropic/stream.ts';
@@ -57,6 +59,7 @@ async function authorized(
   op: VertexOp,
   body: string,
   ctx: CallContext,
+  headers: Record<string, string> = {},
 ): Promise<SendOptions> {
   const { signal } = ctx;
   const auth = target.auth;
@@ -80,15 +83,21 @@ async function authorized(
   return {
     target,
     url: vertexUrl(target, op),
-    headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+    headers: { ...headers, 'content-type': 'application/json', authorization: `Bearer ${token}` },
     body,
     signal,
     trace: ctx.trace,
   };
 }
 
-async function post(target: UpstreamTarget, op: VertexOp, body: string, ctx: CallContext): Promise<unknown> {
-  const res = await send(await authorized(target, op, body, ctx));
+async function post(
+  target: UpstreamTarget,
+  op: VertexOp,
+  body: string,
+  ctx: CallContext,
+  headers?: Record<string, string>,
+): Promise<unknown> {
+  const res = await send(await authorized(target, op, body, ctx, headers));
   if (res.status < 200 || res.status >= 300) throw await vertexStatusError(res);
   return readJson(res);
 }
@@ -140,11 +149,11 @@ function streamImpl(
     () => {
       check(target, req.kind);
       return claude
-        ? authorized(target, 'streamRawPredict', claudeBody(target, req, true), ctx)
+        ? authorized(target, 'streamRawPredict', claudeBody(target, req, true), ctx, nativeHeaders(req))
         : authorized(target, 'streamGenerateContent', buildGeminiGenerateBody(req, target.model), ctx);
     },
     vertexStatusError,
-    claude ? new AnthropicStreamMapper() : new GeminiStreamMapper(),
+    claude ? new AnthropicStreamMapper(isNativeMessages(req)) : new GeminiStreamMapper(),
   );
 }
 
@@ -153,6 +162,7 @@ export const vertexAdapter: ProviderAdapter = {
   // Gemini models take the schema natively; Claude models get it as an instruction (see anthropicBody).
   supportsNativeStructuredOutput: true,
   supports: (kind) => KINDS.has(kind),
+  speaks: (dialect, target) => dialect === 'anthropic-messages' && publisherOf(target.model) === 'anthropic',
 
   async call(target: UpstreamTarget, req: CanonicalRequest, ctx: CallContext): Promise<CanonicalResult> {
     check(target, req.kind);
@@ -179,8 +189,9 @@ export const vertexAdapter: ProviderAdapter = {
         const chat =
           publisherOf(target.model) === 'anthropic'
             ? parseAnthropicMessage(
-                await post(target, 'rawPredict', claudeBody(target, req, false), ctx),
+                await post(target, 'rawPredict', claudeBody(target, req, false), ctx, nativeHeaders(req)),
                 target.model,
+                isNativeMessages(req),
               )
             : parseGeminiChat(
                 await post(target, 'generateContent', buildGeminiGenerateBody(req, target.model), ctx),

@@ -16,7 +16,7 @@ import {
 import { foldUsage, forEachUsageField, usageHours } from '../usage-fields.ts';
 import { BoundedQueue } from './bounded-queue.ts';
 import { isRetryable } from './errors.ts';
-import { defineSettle } from './settle-script.ts';
+import { defineWrite } from './write-script.ts';
 
 export interface RedisStateOptions {
   client: StateClient;
@@ -36,7 +36,7 @@ export interface RedisStateOptions {
   now?: () => number;
 }
 
-/** Settlements re-sent per round while draining the buffer (concurrently; each is its own script call). */
+/** Writes re-sent per round while draining the buffer (one script call per project among them). */
 const DRAIN_CHUNK = 256;
 /**
  * Stream ids are Redis's clock at insertion, entry times the gateway's at completion; an entry is
@@ -51,15 +51,55 @@ const STREAM_ID = /^[0-9]{1,20}-[0-9]{1,20}$/;
 
 type Outcome = 'ok' | 'retry' | 'dropped';
 
-/** Appends a usage field and its increment to the script's arguments (a plain function: no closure per settle). */
-function pushField(args: Array<string | number>, field: string, by: number): void {
-  args.push(field, by);
+/** Adds a usage field's increment to a batch's hour (a plain function: no closure per write). */
+function addField(fields: Map<string, number>, field: string, by: number): void {
+  fields.set(field, (fields.get(field) ?? 0) + by);
+}
+
+/** One project's writes as one script call's keys and arguments; the unserialisable ones apart. */
+function batchArgs(
+  projectId: string,
+  batch: readonly StateWrite[],
+): { keys: string[]; args: Array<string | number>; bad: { s: StateWrite; err: unknown }[] } {
+  const entries: string[] = [];
+  const hours = new Map<string, Map<string, number>>();
+  const bad: { s: StateWrite; err: unknown }[] = [];
+  let logCap = 1;
+  for (const s of batch) {
+    if (s.log) {
+      try {
+        entries.push(JSON.stringify(s.log));
+      } catch (err) {
+        // Only JSON.stringify can fail here (a cyclic or BigInt customer_data): no retry will help.
+        bad.push({ s, err });
+        continue;
+      }
+      logCap = Math.max(logCap, s.logCap);
+    }
+    if (s.usage) {
+      const key = STATE_KEYS.usage(projectId, s.usage.hourStartSec);
+      let fields = hours.get(key);
+      if (!fields) {
+        fields = new Map();
+        hours.set(key, fields);
+      }
+      forEachUsageField(s.usage, addField, fields);
+    }
+  }
+  const keys = [STATE_KEYS.logs(projectId), ...hours.keys()];
+  const args: Array<string | number> = [logCap, entries.length, ...entries];
+  for (const fields of hours.values()) {
+    args.push(USAGE_TTL_SEC, fields.size);
+    for (const [f, by] of fields) args.push(f, by);
+  }
+  return { keys, args, bad };
 }
 
 /**
- * Runtime state in Redis or Redis Cluster. Each settlement is one script call (settle-script.ts: one
- * round trip, applied whole or not at all, so a retry never double-counts); while Redis cannot take
- * it, it waits in a bounded buffer that drains as soon as the client is ready again.
+ * Runtime state in Redis or Redis Cluster. A project's writes of one event-loop turn are one script
+ * call (write-script.ts: one round trip, applied whole or not at all, so a retry never
+ * double-counts); while Redis cannot take them, they wait in a bounded buffer that drains as soon as
+ * the client is ready again.
  */
 export class RedisRuntimeState implements RuntimeState {
   readonly backend = 'redis' as const;
@@ -80,7 +120,9 @@ export class RedisRuntimeState implements RuntimeState {
     this.#failedRounds = 0;
     if (this.#buffer.size > 0) this.#drainSoon(0);
   };
-  readonly #settleScript: ReturnType<typeof defineSettle>;
+  readonly #writeScript: ReturnType<typeof defineWrite>;
+  /** This turn's writes, by project: one script call each at the end of the turn. */
+  #pending = new Map<string, StateWrite[]>();
   #inflight = 0;
   #draining = false;
   #timer: NodeJS.Timeout | undefined;
@@ -102,7 +144,7 @@ export class RedisRuntimeState implements RuntimeState {
     this.#closeTimeoutMs = opts.closeTimeoutMs ?? 5000;
     this.#ownsClient = opts.ownsClient ?? false;
     this.#now = opts.now ?? Date.now;
-    this.#settleScript = defineSettle(this.#client);
+    this.#writeScript = defineWrite(this.#client);
     this.#client.on('ready', this.#onReady);
   }
 
@@ -127,49 +169,56 @@ export class RedisRuntimeState implements RuntimeState {
       this.#drop(s, 'state layer closed');
       return;
     }
-    // Behind a non-empty buffer, a new settlement queues too, so entries reach the log in order.
+    // Behind a non-empty buffer, a new write queues too, so entries reach the log in order.
     if (this.#buffer.size > 0 || this.#draining || this.#client.status !== 'ready') {
       this.#enqueue(s);
       return;
     }
-    this.#send(s, true);
+    let batch = this.#pending.get(s.projectId);
+    if (!batch) {
+      batch = [];
+      this.#pending.set(s.projectId, batch);
+      if (this.#pending.size === 1) {
+        this.#inflight++;
+        setImmediate(() => this.#sendPending());
+      }
+    }
+    batch.push(s);
+  }
+
+  #sendPending(): void {
+    const pending = this.#pending;
+    this.#pending = new Map();
+    for (const [projectId, batch] of pending) void this.#send(projectId, batch, true);
+    this.#inflight--;
+    this.#settled();
   }
 
   /**
    * One script call for the settlement. `direct`: a first attempt, which on a retryable failure goes
    * to the buffer itself; the drain loop handles its own failures.
    */
-  #send(s: StateWrite, direct: boolean): Promise<Outcome> {
-    const logs = STATE_KEYS.logs(s.projectId);
-    const keys = [logs, s.usage ? STATE_KEYS.usage(s.projectId, s.usage.hourStartSec) : logs];
-    let args: Array<string | number>;
-    try {
-      args = [
-        s.log ? Math.max(1, s.logCap) : '',
-        s.log ? JSON.stringify(s.log) : '',
-        s.usage ? USAGE_TTL_SEC : '',
-      ];
-      if (s.usage) forEachUsageField(s.usage, pushField, args);
-    } catch (err) {
-      // Only JSON.stringify can fail here (a cyclic or BigInt customer_data): no retry will help.
-      this.#drop(s, `not serialisable: ${String(err)}`);
-      return Promise.resolve('dropped');
-    }
+  #send(projectId: string, batch: StateWrite[], direct: boolean): Promise<Outcome> {
+    const { keys, args, bad } = batchArgs(projectId, batch);
+    for (const b of bad) this.#drop(b.s, `not serialisable: ${String(b.err)}`);
+    const sent = bad.length ? batch.filter((s) => !bad.some((b) => b.s === s)) : batch;
+    if (!sent.length) return Promise.resolve('dropped');
     this.#inflight++;
-    return this.#settleScript(keys, args).then(
+    return this.#writeScript(keys, args).then(
       ([logErr, usageErr]) => {
         this.#inflight--;
         // A part can fail alone (a key of the wrong type): count only what was lost.
         if (logErr || usageErr)
-          this.#drop(s, `refused by redis: ${logErr || usageErr}`, !!logErr, !!usageErr);
+          for (const s of sent)
+            this.#drop(s, `refused by redis: ${logErr || usageErr}`, !!logErr, !!usageErr);
         this.#settled();
         return logErr || usageErr ? 'dropped' : 'ok';
       },
       (err: unknown) => {
         this.#inflight--;
         let outcome: Outcome = 'dropped';
-        if (!isRetryable(err)) this.#drop(s, `refused by redis: ${String(err)}`);
-        else if (direct) this.#enqueue(s, err);
+        if (!isRetryable(err)) for (const s of sent) this.#drop(s, `refused by redis: ${String(err)}`);
+        else if (direct) for (const s of sent) this.#enqueue(s, err);
         else outcome = 'retry';
         this.#settled();
         return outcome;
@@ -227,9 +276,16 @@ export class RedisRuntimeState implements RuntimeState {
       while (this.#buffer.size > 0) {
         const chunk = this.#buffer.take(DRAIN_CHUNK);
         for (const s of chunk) this.#count(this.#metrics.retried, s);
-        const outcomes = await Promise.all(chunk.map((s) => this.#send(s, false)));
-        const again = chunk.filter((_, i) => outcomes[i] === 'retry');
-        written += outcomes.filter((o) => o === 'ok').length;
+        const byProject = new Map<string, StateWrite[]>();
+        for (const s of chunk) {
+          const b = byProject.get(s.projectId);
+          if (b) b.push(s);
+          else byProject.set(s.projectId, [s]);
+        }
+        const groups = [...byProject];
+        const outcomes = await Promise.all(groups.map(([id, b]) => this.#send(id, b, false)));
+        const again = groups.flatMap(([, b], i) => (outcomes[i] === 'retry' ? b : []));
+        written += groups.reduce((n, [, b], i) => n + (outcomes[i] === 'ok' ? b.length : 0), 0);
         if (again.length > 0) {
           for (const s of this.#buffer.putBack(again)) this.#drop(s, 'write buffer full');
           this.#failedRounds++;

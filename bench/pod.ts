@@ -1,0 +1,126 @@
+/**
+ * make bench-pod: memory and start time of a gateway pod as it runs in production, in a minute.
+ * The compiled entry point (`node dist/gateway/src/main.js`, NODE_ENV=production, Node's compile
+ * cache as in the image) follows the snapshot the operator's publisher put in Redis; the config has
+ * every feature (caps, limits, sessions, cache, async, webhooks: bench/config). Per run and variant:
+ * start → first 200 with an empty compile cache (a new pod) and with the cache it left (a restarted
+ * container), RSS idle (1 s after the first 200), RSS peak and CPU per request under `--connections`
+ * autocannon connections on the compatible surface, RSS 2 s after the load.
+ *   node bench/pod.ts [--runs 3] [--duration 5] [--connections 50] [--root DIR] [--gateway-flags "..."]
+ */
+import { mkdtempSync } from 'node:fs';
+import { loadavg, tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { startRedis } from '#devkit/redis';
+import type { Variant } from './lib/config.ts';
+import { cpuMs, rssMb, rssSampler } from './lib/rss.ts';
+import { cannon, latencyPoint } from './load.ts';
+import { type GatewayTargetOptions, gatewayTarget, type Sim, startSim } from './targets.ts';
+
+const { values } = parseArgs({
+  options: {
+    runs: { type: 'string', default: '3' },
+    duration: { type: 'string', default: '5' },
+    connections: { type: 'string', default: '50' },
+    variants: { type: 'string', default: 'stateful,stateless' },
+    root: { type: 'string' },
+    'gateway-flags': { type: 'string' },
+  },
+});
+
+interface PodFigures {
+  variant: Variant;
+  coldStartMs: number;
+  warmStartMs: number;
+  idleMb: number;
+  peakMb: number;
+  afterMb: number;
+  rps: number;
+  cpuUsPerRequest: number;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const median = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = Math.floor(s.length / 2);
+  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
+};
+
+const base: GatewayTargetOptions = {
+  ...(values.root ? { root: resolve(values.root) } : {}),
+  ...(values['gateway-flags'] ? { nodeFlags: values['gateway-flags'].split(/\s+/).filter(Boolean) } : {}),
+};
+const durationS = Number(values.duration);
+const connections = Number(values.connections);
+
+async function measure(sim: Sim, redisUrl: string, variant: Variant): Promise<PodFigures> {
+  const compileCache = mkdtempSync(join(tmpdir(), 'switchyard-pod-cache-'));
+  // First start fills the compile cache (a new pod); the second reuses it (a restarted container).
+  const cold = await gatewayTarget([sim], redisUrl, { ...base, variant, compileCache });
+  const coldStartMs = cold.startupMs;
+  await cold.stop();
+  const t = await gatewayTarget([sim], redisUrl, { ...base, variant, compileCache });
+  try {
+    await sleep(1000);
+    const idleMb = rssMb(t.pid) ?? Number.NaN;
+    const rss = rssSampler(t.pid, 50);
+    rss.startPeak();
+    const spec = t.surfaces[0]!.request(sim, false);
+    await latencyPoint(spec, 8, 1000);
+    const cpu0 = cpuMs(t.pid) ?? Number.NaN;
+    const load = await cannon(spec, connections, durationS);
+    const cpuUsPerRequest = (((cpuMs(t.pid) ?? Number.NaN) - cpu0) * 1000) / (load.rps * durationS);
+    const peakMb = rss.stopPeak();
+    await sleep(2000);
+    const afterMb = rssMb(t.pid) ?? Number.NaN;
+    rss.close();
+    return {
+      variant,
+      coldStartMs,
+      warmStartMs: t.startupMs,
+      idleMb,
+      peakMb,
+      afterMb,
+      rps: load.rps,
+      cpuUsPerRequest,
+    };
+  } finally {
+    await t.stop();
+  }
+}
+
+const variants = values.variants.split(',').map((v) => v.trim()) as Variant[];
+const loadStart = loadavg()[0] ?? 0;
+const redis = await startRedis();
+const sim = await startSim(0, 16, 20);
+const all: PodFigures[] = [];
+try {
+  for (let run = 0; run < Number(values.runs); run++)
+    for (const variant of variants) {
+      const x = await measure(sim, redis.url, variant);
+      all.push(x);
+      process.stdout.write(
+        `run ${run + 1} ${variant}: start ${x.coldStartMs.toFixed(0)} ms (warm cache ${x.warmStartMs.toFixed(0)}), RSS idle ${x.idleMb.toFixed(1)} / peak ${x.peakMb.toFixed(1)} / after ${x.afterMb.toFixed(1)} MB, ${Math.round(x.rps)} req/s at c${connections}, ${x.cpuUsPerRequest.toFixed(0)} µs CPU/req (load ${loadavg()[0]?.toFixed(2)})\n`,
+      );
+    }
+} finally {
+  await sim.proc.stop();
+  await redis.stop();
+}
+
+const lines = [
+  `gateway pod (${values.root ? resolve(values.root) : 'this checkout'}${base.nodeFlags ? `, ${base.nodeFlags.join(' ')}` : ''}): medians of ${values.runs} runs; load average ${loadStart.toFixed(2)} at start, ${loadavg()[0]?.toFixed(2)} at end`,
+  '',
+  '| variant | start → first 200, new pod (ms) | restarted, warm compile cache (ms) | RSS idle (MB) | RSS peak c' +
+    `${connections} (MB) | RSS after (MB) | req/s c${connections} | CPU µs / request |`,
+  '|---|---|---|---|---|---|---|---|',
+];
+for (const variant of variants) {
+  const xs = all.filter((x) => x.variant === variant);
+  const m = (k: keyof Omit<PodFigures, 'variant'>) => median(xs.map((x) => x[k]));
+  lines.push(
+    `| ${variant} | ${m('coldStartMs').toFixed(0)} | ${m('warmStartMs').toFixed(0)} | ${m('idleMb').toFixed(1)} | ${m('peakMb').toFixed(1)} | ${m('afterMb').toFixed(1)} | ${Math.round(m('rps'))} | ${m('cpuUsPerRequest').toFixed(0)} |`,
+  );
+}
+process.stdout.write(`\n${lines.join('\n')}\n`);

@@ -1,0 +1,65 @@
+/**
+ * What Claude remembers across requests of one simulator: the key its thinking signatures are made
+ * with (a thinking block sent back must carry the signature Claude gave it, byte for byte), and
+ * the prompt prefixes it has cached (a `cache_control` breakpoint writes its prefix on first use
+ * and reads it after, as `cache_creation_input_tokens` / `cache_read_input_tokens`).
+ */
+import { createHash, createHmac, randomBytes } from 'node:crypto';
+import { tokens } from '../generate.ts';
+
+export interface CacheUse {
+  read: number;
+  written: number;
+}
+
+export class ClaudeState {
+  readonly #key = randomBytes(32);
+  readonly #cached = new Set<string>();
+
+  #mac(text: string): string {
+    return createHmac('sha256', this.#key).update(text).digest('base64');
+  }
+
+  sign(thinking: string): string {
+    return this.#mac(`thinking:${thinking}`);
+  }
+
+  verify(thinking: string, signature: string): boolean {
+    return signature === this.sign(thinking);
+  }
+
+  /** The opaque data of a redacted thinking block: a nonce and its MAC. */
+  redacted(): string {
+    const nonce = randomBytes(12).toString('base64');
+    return Buffer.from(`${nonce}.${this.#mac(`redacted:${nonce}`)}`).toString('base64');
+  }
+
+  verifyRedacted(data: string): boolean {
+    const [nonce, mac] = Buffer.from(data, 'base64').toString().split('.');
+    return nonce !== undefined && mac !== undefined && mac === this.#mac(`redacted:${nonce}`);
+  }
+
+  /**
+   * The prompt as segments in Claude's cache order (tools, system, then each message's blocks):
+   * the longest prefix ending at a breakpoint that was cached before is read; the rest up to the
+   * last breakpoint is written; every breakpoint's prefix is cached from now on.
+   */
+  cache(model: string, segments: readonly { json: string; breakpoint: boolean }[]): CacheUse {
+    const hash = createHash('sha256').update(model);
+    let size = 0;
+    let read = 0;
+    let last = 0;
+    const keys: string[] = [];
+    for (const s of segments) {
+      hash.update(s.json);
+      size += tokens(s.json);
+      if (!s.breakpoint) continue;
+      const key = hash.copy().digest('hex');
+      keys.push(key);
+      if (this.#cached.has(key)) read = size;
+      last = size;
+    }
+    for (const k of keys) this.#cached.add(k);
+    return { read, written: Math.max(0, last - read) };
+  }
+}
