@@ -9,7 +9,7 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { microsToUsd, periodWindow, REDIS_KEYS, SPEND_KEYS, snapshot } from '#contract';
 import { type Fleet, startFleet } from '#devkit/fleet';
-import { countMessageTokens } from '#gateway/tokens/count';
+import { ceilingMessageTokens } from '#gateway/tokens/count';
 import { readCapSpend } from '#operator/spend/spend';
 import { apiKey, NS, project, provider } from '../harness/manifests.ts';
 import { type Simulator, startSimulator } from '../simulator/index.ts';
@@ -79,10 +79,10 @@ async function ask(url: string, key: string, workflow: string, signal?: AbortSig
 const costOf = (u: { prompt_tokens: number; completion_tokens: number }) =>
   Math.ceil(u.prompt_tokens * PRICE_IN + u.completion_tokens * PRICE_OUT);
 
-/** What one 'Price me' request holds before it is sent: its prompt plus max_tokens, at list price. */
+/** What one 'Price me' request holds before it is sent: its prompt's ceiling plus max_tokens, at list price. */
 const ESTIMATE = (): number =>
   Math.ceil(
-    countMessageTokens([{ role: 'user', content: 'Price me' }], 'openai') * PRICE_IN + MAX_TOKENS * PRICE_OUT,
+    ceilingMessageTokens([{ role: 'user', content: 'Price me' }]) * PRICE_IN + MAX_TOKENS * PRICE_OUT,
   );
 
 async function until(cond: () => Promise<boolean>, timeoutMs: number): Promise<void> {

@@ -1,8 +1,13 @@
-import { type ProviderType, usdToMicros } from '#contract';
+import { usdToMicros } from '#contract';
 import { costMicros } from '../domain/cost.ts';
-import type { CanonicalRequest } from '../providers/types.ts';
+import type { CanonicalRequest, ChatMessage } from '../providers/types.ts';
 import type { RuntimeProject, RuntimeSlot } from '../snapshot/runtime.ts';
-import { countMessageTokens, countTextTokens } from '../tokens/count.ts';
+import {
+  ceilingMessageTokens,
+  ceilingTextTokens,
+  countMessageTokens,
+  countTextTokens,
+} from '../tokens/count.ts';
 
 /** Output assumed for a request without max_tokens whose model declares no maxOutputTokens. */
 export const DEFAULT_OUTPUT_TOKENS = 4096;
@@ -26,25 +31,29 @@ function maxOutput(project: RuntimeProject, slot: RuntimeSlot): number {
   );
 }
 
-function tokensOf(req: CanonicalRequest, type: ProviderType, outputCap: number): [number, number] {
+/** Counts a request's input tokens: the estimate (rate limits) or the ceiling (spend caps). */
+interface Counter {
+  messages(m: ChatMessage[]): number;
+  text(t: string): number;
+}
+const ESTIMATE: Counter = { messages: countMessageTokens, text: countTextTokens };
+const CEILING: Counter = { messages: ceilingMessageTokens, text: ceilingTextTokens };
+
+function inputOf(req: CanonicalRequest, count: Counter): number {
   switch (req.kind) {
     case 'chat':
-      return [countMessageTokens(req.messages, type), req.max_tokens ?? outputCap];
+      return count.messages(req.messages);
     case 'completion':
-      return [countTextTokens(req.prompt, type), req.max_tokens ?? outputCap];
-    case 'embedding':
-      return [
-        typeof req.input === 'string'
-          ? countTextTokens(req.input, type)
-          : req.input.reduce((n, s) => n + countTextTokens(s, type), 0),
-        0,
-      ];
     case 'image':
-      return [countTextTokens(req.prompt, type), 0];
+      return count.text(req.prompt);
+    case 'embedding':
+      return typeof req.input === 'string'
+        ? count.text(req.input)
+        : req.input.reduce((n, s) => n + count.text(s), 0);
     case 'speech':
-      return [countTextTokens(req.input, type), 0];
+      return count.text(req.input);
     case 'transcription':
-      return [0, 0];
+      return 0;
   }
 }
 
@@ -67,14 +76,17 @@ export function streamBlock(
 }
 
 /**
- * What a request may cost on one slot, before it is sent (docs/api.md, "Spend caps and rate limits"): input
- * tokens (tokens/count.ts: a real tokenizer for OpenAI models, 4 characters a token elsewhere) plus
- * `max_tokens`, else the model's maxOutputTokens, at list price; images at their price each; audio
- * by its estimated length. The same cost function prices the real usage afterwards.
+ * What a request may cost on one slot, before it is sent (docs/api.md, "Spend caps and rate limits"):
+ * its input at its ceiling (UTF-8 bytes: no tokenizer counts more, so a request never costs more
+ * input than it reserved) plus `max_tokens`, else the model's maxOutputTokens, at list price; images
+ * at their price each; audio by its estimated length. The same cost function prices the real usage
+ * afterwards. Token limits take the estimate instead (tokens/count.ts), corrected by the real usage.
  */
 export function estimate(req: CanonicalRequest, project: RuntimeProject, slot: RuntimeSlot): Estimate {
-  const [input, output] = tokensOf(req, slot.target.type, maxOutput(project, slot));
-  const asked = req.kind === 'chat' || req.kind === 'completion' ? (req.max_tokens ?? 0) : 0;
+  const chatLike = req.kind === 'chat' || req.kind === 'completion';
+  const asked = chatLike ? (req.max_tokens ?? 0) : 0;
+  const output = chatLike ? (req.max_tokens ?? maxOutput(project, slot)) : 0;
+  const input = inputOf(req, CEILING);
   const pricing = slot.pricing;
   let micros: number | null;
   if (req.kind === 'image')
@@ -89,5 +101,5 @@ export function estimate(req: CanonicalRequest, project: RuntimeProject, slot: R
       { usage: { prompt_tokens: input, completion_tokens: output, total_tokens: input + output } },
       pricing,
     );
-  return { tokens: input + asked, micros };
+  return { tokens: inputOf(req, ESTIMATE) + asked, micros };
 }

@@ -41,6 +41,13 @@ function countWith(count: (text: string) => number, messages: readonly ChatMessa
 
 const countText = (text: string): number => (text.length === 0 ? 0 : estimateText(text));
 
+/**
+ * A count no tokenizer can exceed: the UTF-8 bytes (every byte-level BPE token, OpenAI's, Anthropic's
+ * and Gemini's alike, covers at least one byte). Spend caps reserve against it, so a request never
+ * costs more input than it reserved, whatever the text (dense code runs under four characters a token).
+ */
+const ceilingText = (text: string): number => Buffer.byteLength(text, 'utf8');
+
 /** The estimate of a text's tokens (the provider type is for call sites that count per provider). */
 export function countTextTokens(text: string, _type?: ProviderType): number {
   return countText(text);
@@ -49,6 +56,16 @@ export function countTextTokens(text: string, _type?: ProviderType): number {
 /** The estimate of a chat prompt's tokens, with the chat format's per-message overhead. */
 export function countMessageTokens(messages: readonly ChatMessage[], _type?: ProviderType): number {
   return countWith(countText, messages);
+}
+
+/** At least as many tokens as any provider counts for these messages (their UTF-8 bytes, and overhead). */
+export function ceilingMessageTokens(messages: readonly ChatMessage[]): number {
+  return countWith(ceilingText, messages);
+}
+
+/** At least as many tokens as any provider counts for this text. */
+export function ceilingTextTokens(text: string): number {
+  return ceilingText(text);
 }
 
 const usesOpenAiEncoding = (type: ProviderType): boolean =>
