@@ -100,10 +100,14 @@ describe('tracing off', () => {
       expect(hook.headers.tracestate).toBeUndefined();
       expect(sim.requests()).toHaveLength(1);
       expect(sim.requests()[0]!.headers.traceparent).toBeUndefined();
-      await gw.gateway.state.flush();
-      const logs = await gw.gateway.state.queryLogs(PROJECT_ID, { channel_id: channel, limit: 10 });
-      expect(logs.entries.map((e) => e.type).sort()).toEqual(['request', 'request', 'webhook_attempt']);
-      expect(logs.entries.map((e) => e.trace_id)).toEqual([null, null, null]);
+      // The attempt's entry is written once the receiver's answer is in: wait for all three.
+      const entries = await until(async () => {
+        await gw.gateway.state.flush();
+        const logs = await gw.gateway.state.queryLogs(PROJECT_ID, { channel_id: channel, limit: 10 });
+        return logs.entries.length >= 3 ? logs.entries : undefined;
+      });
+      expect(entries.map((e) => e.type).sort()).toEqual(['request', 'request', 'webhook_attempt']);
+      expect(entries.map((e) => e.trace_id)).toEqual([null, null, null]);
     });
   });
 });

@@ -9,7 +9,7 @@ import { connectRedis } from '#contract';
 import { type RunningRedis, startRedis } from '#devkit/redis';
 import { LOG_FIELD, STATE_KEYS } from '#gateway/state/keys';
 import { startTracing } from '#gateway/tracing/index';
-import { CONSOLE_KEY } from '../async/harness.ts';
+import { CONSOLE_KEY, until } from '../async/harness.ts';
 import { type RunningGateway, startGateway } from '../harness/gateway.ts';
 import { API_KEY, apiKey, PROJECT_ID, project, workflow } from '../harness/manifests.ts';
 import { entry } from '../state/fixtures.ts';
@@ -94,7 +94,8 @@ describe('trace_id in the request log (Redis)', () => {
       }),
     });
     const id = ((await res.json()) as { meta: { request_log_id: string } }).meta.request_log_id;
-    const got = (await logs()).find((e) => e.request_log_id === id);
-    expect(got?.trace_id).toBe(traceId);
+    // Settled once the response has gone out: poll until the entry is there.
+    const got = await until(async () => (await logs()).find((e) => e.request_log_id === id));
+    expect(got.trace_id).toBe(traceId);
   });
 });
