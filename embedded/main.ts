@@ -5,6 +5,7 @@ import pino from 'pino';
 import { parseSealKey, redisConnectionFromEnv } from '#contract';
 import { createGateway, createRuntimeState, readGatewayEnv, SnapshotStore } from '#gateway';
 import { FolderConsoleBackend, readConsoleEnv } from '#gateway/console/index';
+import { startTracing } from '#gateway/tracing/index';
 import { startBanner } from './banner.ts';
 import { loadInto, watchFolder } from './config-source.ts';
 import { connectRedisMode } from './redis-mode.ts';
@@ -20,6 +21,11 @@ const { values } = parseArgs({
 });
 const env = readGatewayEnv();
 const logger = pino({ level: env.LOG_LEVEL, base: { service: 'switchyard-gateway', mode: 'embedded' } });
+// OpenTelemetry traces when OTEL_EXPORTER_OTLP_ENDPOINT is set (the SDK is loaded only then).
+const tracing = await startTracing(process.env, logger).catch((err: unknown) => {
+  process.stderr.write(`switchyard: ${(err as Error).message}\n`);
+  process.exit(2);
+});
 const dir = resolve(values.config ?? 'examples');
 // The seal key only protects the in-process snapshot here, so a fresh one per run is enough.
 const sealKey = env.SWITCHYARD_SEAL_KEY ? parseSealKey(env.SWITCHYARD_SEAL_KEY) : randomBytes(32);
@@ -40,6 +46,7 @@ const consoleMode = readConsoleEnv().SWITCHYARD_CONSOLE ?? 'folder';
 // Runtime state follows the same choice: Redis (or Redis Cluster) when configured, memory without.
 const gateway = createGateway(store, {
   logger,
+  tracing,
   ...(consoleMode === 'folder' ? { console: new FolderConsoleBackend({ dir, reload }) } : {}),
   ...(connection
     ? {

@@ -19,6 +19,8 @@ import { limitsAndCaps } from './spend/feature.ts';
 import { createRuntimeState } from './state/index.ts';
 import type { RuntimeState } from './state/types.ts';
 import { createStores } from './stores.ts';
+import { TRACING_OFF } from './tracing/off.ts';
+import type { Tracing } from './tracing/types.ts';
 import { WebhookDispatcher } from './webhooks/dispatcher.ts';
 
 export interface Gateway {
@@ -52,6 +54,11 @@ export interface GatewayOptions {
   console?: ConsoleBackend;
   /** Receive timeouts, connection cap, JSON depth, trusted proxies over the environment's (tests). */
   http?: Partial<HttpLimits>;
+  /**
+   * OpenTelemetry traces (tracing/index.ts `startTracing` builds it from the environment); off when
+   * omitted. The gateway closes it, flushing what is left, when it closes.
+   */
+  tracing?: Tracing;
 }
 
 /**
@@ -66,6 +73,7 @@ export function createGateway(store: SnapshotStore, opts: GatewayOptions = {}): 
   const registry = metrics.registry;
   const state = opts.state ? opts.state(metrics, logger) : createRuntimeState({ registry, logger });
   const now = opts.now ?? (() => Date.now());
+  const tracing = opts.tracing ?? TRACING_OFF;
   const asyncConfig = { ...asyncConfigFromEnv(), ...opts.async };
   const stores = createStores(state.redis, { now, logger, async: asyncConfig });
   const settle = createSettle({ metrics, state, logger, now });
@@ -77,6 +85,7 @@ export function createGateway(store: SnapshotStore, opts: GatewayOptions = {}): 
     registry,
     logger,
     now,
+    tracing,
   });
 
   const limits = limitsAndCaps({
@@ -124,6 +133,7 @@ export function createGateway(store: SnapshotStore, opts: GatewayOptions = {}): 
     runner: stores.runner,
     bus: stores.bus,
     webhooks,
+    tracing,
   });
 
   let closing = false;
@@ -140,6 +150,7 @@ export function createGateway(store: SnapshotStore, opts: GatewayOptions = {}): 
     storedResponses: stores.responses,
     console: opts.console,
     http: opts.http,
+    tracing,
   });
   // Draining (the pod is out of its Service's endpoints by now): every answer closes its connection,
   // so a keep-alive client sends its next request on a new connection, to a pod that stays, rather
@@ -187,6 +198,7 @@ export function createGateway(store: SnapshotStore, opts: GatewayOptions = {}): 
           await stores.sessions.close();
         },
         state,
+        tracing,
       });
     },
   };

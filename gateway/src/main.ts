@@ -6,6 +6,7 @@ import { createGateway } from './gateway.ts';
 import { RedisSnapshotSource } from './snapshot/redis-source.ts';
 import { SnapshotStore } from './snapshot/store.ts';
 import { createRuntimeState, redisOptionsFromEnv, type StateRedisConfig } from './state/index.ts';
+import { startTracing } from './tracing/index.ts';
 
 // A gateway pod: serves the snapshot the operator publishes to Redis. Thin on purpose; the logic
 // lives in createGateway and RedisSnapshotSource.
@@ -30,10 +31,16 @@ try {
   process.exit(2);
 }
 const logger = pino({ level: env.LOG_LEVEL, base: { service: 'switchyard-gateway' } });
+// OpenTelemetry traces when OTEL_EXPORTER_OTLP_ENDPOINT is set (the SDK is loaded only then).
+const tracing = await startTracing(process.env, logger).catch((err: unknown) => {
+  process.stderr.write(`switchyard-gateway: ${(err as Error).message}\n`);
+  process.exit(2);
+});
 const store = new SnapshotStore(parseSealKey(env.SWITCHYARD_SEAL_KEY!));
 const source = new RedisSnapshotSource(store, { ...stateRedis!, logger });
 const gateway = createGateway(store, {
   logger,
+  tracing,
   // The console API writes Workflow CRs only with SWITCHYARD_CONSOLE=kubernetes (off otherwise).
   console: await kubernetesConsole(consoleEnv!, logger),
   state: (metrics, log) =>

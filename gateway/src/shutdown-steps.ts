@@ -3,6 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import type { AsyncFeature } from './async/feature.ts';
 import type { ShutdownClock } from './shutdown.ts';
 import type { RuntimeState } from './state/types.ts';
+import type { Tracing } from './tracing/types.ts';
 import { closeUpstreamPools } from './upstream/http.ts';
 
 /** What a gateway closes, as its composition root built it. */
@@ -15,6 +16,7 @@ export interface Closable {
   /** Leases given back (what still runs stays committed) and stores closed. */
   features(): Promise<void>;
   state: RuntimeState;
+  tracing: Tracing;
 }
 
 /** What the writes after the requests (jobs, session turns, request logs) keep of the grace period. */
@@ -69,6 +71,8 @@ export async function closeWithin(clock: ShutdownClock, g: Closable): Promise<vo
   // Its own wait ends a little before the step's, so its report of unwritten entries is made.
   await clock.step('request logs and usage', (ms) => g.state.close(Math.max(0, ms - 100)));
   await clock.step('upstream connections', () => closeUpstreamPools());
+  // Last: every span of the work above has ended by now.
+  await clock.step('traces', () => g.tracing.close());
   g.app.log.info({
     msg: 'gateway closed',
     ms: clock.elapsedMs(),

@@ -10,6 +10,7 @@ import { GatewayError, InternalError } from '#gateway/errors/index';
 import { runChain } from '#gateway/routing/chain';
 import type { ExecutionPlan } from '#gateway/routing/plan';
 import type { RuntimeSlot } from '#gateway/snapshot/runtime';
+import { NO_CHAIN } from '#gateway/tracing/off';
 import { UpstreamError } from '#gateway/upstream/errors';
 import { type Env, type ErrBody, post, startEnv, userMsg, type Wrapped } from '../gateway/native/helpers.ts';
 import { PROJECT_ID, provider, workflow } from '../harness/manifests.ts';
@@ -56,7 +57,7 @@ describe('the failover chain tells its failures apart', () => {
   };
   const run = async (fail: (slot: RuntimeSlot) => unknown) => {
     const tried: string[] = [];
-    const result = await runChain(plan(), new AbortController().signal, async (slot) => {
+    const result = await runChain(plan(), new AbortController().signal, NO_CHAIN, async (slot) => {
       tried.push(slot.slot);
       throw fail(slot);
     });

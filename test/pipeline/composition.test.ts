@@ -22,6 +22,7 @@ import { estimate } from '#gateway/spend/estimate';
 import { limitsAndCaps } from '#gateway/spend/feature';
 import { MemoryGuardStore } from '#gateway/spend/memory-store';
 import { capRef, capsOf } from '#gateway/spend/rules';
+import { NO_TRACE } from '#gateway/tracing/off';
 import { loadInto } from '../../embedded/config-source.ts';
 import { apiKey, NS, project } from '../harness/manifests.ts';
 import { type Simulator, startSimulator } from '../simulator/index.ts';
@@ -160,6 +161,7 @@ describe('feature composition (memory stores, provider simulator)', () => {
     startedAt: performance.now(),
     auth: opts.auth ?? auth(),
     signal: opts.signal ?? new AbortController().signal,
+    trace: NO_TRACE,
     progress: newProgress(),
     ...opts,
   });

@@ -57,6 +57,7 @@ export function entry(project: string, n: number, over: Partial<RequestLogEntry>
     ttft_ms: 88,
     customer_data: { tenant: 'acme', tags: ['a', 'b'], nested: { ok: true, n: 3 }, none: null },
     test_mode: false,
+    trace_id: '4bf92f3577b34da6a3ce929d0e0e4736',
     details: { attempt: 2, url: 'https://hooks.example/x', headers: { 'x-a': '1' } },
     bodies: { request: { messages: [{ role: 'user', content: 'hé ✓ "quoted"\n' }] }, response: 'plain text' },
     ...over,

@@ -1,4 +1,5 @@
 import type { WrappedBody } from '../responses/native.ts';
+import type { TraceContext } from '../tracing/types.ts';
 
 /**
  * One async request's state (the reference's "States and transitions"): pending → completed |
@@ -30,6 +31,8 @@ export interface ChannelDoc {
   result: ResultBody | null;
   /** `{base_url}` the request came in on: callback_url is built from it. */
   base_url: string;
+  /** The accepting request's trace context (tracing on): its callback and timeout continue that trace. */
+  trace?: TraceContext;
 }
 
 export interface ChannelRecord {

@@ -4,6 +4,7 @@ import type { Registry } from 'prom-client';
 import type { Pipeline } from '../pipeline/run.ts';
 import type { Settle } from '../pipeline/settle.ts';
 import type { SnapshotStore } from '../snapshot/store.ts';
+import type { Tracing } from '../tracing/types.ts';
 import type { WebhookDispatcher } from '../webhooks/dispatcher.ts';
 import { SocketServer } from '../ws/server.ts';
 import type { ResultBus } from './bus.ts';
@@ -26,6 +27,7 @@ export interface AsyncFeatureDeps {
   runner: JobRunner;
   bus: ResultBus;
   webhooks: WebhookDispatcher;
+  tracing: Tracing;
 }
 
 /** Async requests, their WebSocket endpoint and the workers that run jobs, timers and webhook deliveries. */
@@ -53,6 +55,7 @@ export function asyncFeature(deps: AsyncFeatureDeps): AsyncFeature {
     runner: deps.runner,
     bus: deps.bus,
     webhooks: deps.webhooks,
+    tracing: deps.tracing,
   });
   const sockets = new SocketServer({
     tokens: deps.tokens,

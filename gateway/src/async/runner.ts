@@ -1,4 +1,5 @@
 import type { NativeBody } from '../requests/native-schema.ts';
+import type { TraceContext } from '../tracing/types.ts';
 
 /** Run one accepted async request through the pipeline. */
 export interface RunJob {
@@ -11,6 +12,8 @@ export interface RunJob {
   acceptedAt: number;
   /** Tokens admission took from token rate limits (Exchange.admittedTokens), corrected when the job ends. */
   admittedTokens?: number;
+  /** The accepting request's trace context (tracing on): the run continues its trace. */
+  trace?: TraceContext;
 }
 
 /** A pipeline workflow's timer: its callback window closes, or (test mode) its simulated backend answers. */
@@ -34,6 +37,8 @@ export interface DeliveryJob {
   attempt: number;
   /** Replays of a dead letter so far (part of the job id, so a replay is a new job). */
   replay: number;
+  /** The context of the span that emitted the event (tracing on): each attempt is a span under it. */
+  trace?: TraceContext;
 }
 
 export interface JobHandlers {

@@ -9,6 +9,7 @@ import type { Settle } from '../pipeline/settle.ts';
 import type { NativeBody } from '../requests/native-schema.ts';
 import { wrappedBody } from '../responses/encode-native.ts';
 import type { SnapshotStore } from '../snapshot/store.ts';
+import type { TraceContext, Tracing } from '../tracing/types.ts';
 import type { WebhookDispatcher } from '../webhooks/dispatcher.ts';
 import type { ResultBus } from './bus.ts';
 import type { ChannelDoc, ChannelRecord, ChannelStore, ResultBody } from './channels.ts';
@@ -38,6 +39,7 @@ export interface AsyncDeps {
   runner: JobRunner;
   bus: ResultBus;
   webhooks: WebhookDispatcher;
+  tracing: Tracing;
 }
 
 export const topicOf = (projectId: string, channelId: string): string =>
@@ -78,6 +80,7 @@ export class AsyncService {
     // A session workflow's id: the client's, or the one the session feature started at admission.
     const sessionId = accepted.notes.sessionId ?? null;
     const now = this.#d.now();
+    const trace = ex.trace.context;
     const doc: ChannelDoc = {
       channel_id: channelId,
       project_id: projectId,
@@ -90,6 +93,7 @@ export class AsyncService {
       ai_response: null,
       result: null,
       base_url: baseUrl,
+      ...(trace ? { trace } : {}),
     };
     const job: RunJob = {
       channelId,
@@ -98,6 +102,7 @@ export class AsyncService {
       body: sessionId && !body.session_id ? { ...body, session_id: sessionId } : body,
       acceptedAt: now,
       ...accepted.notes.carried,
+      ...(trace ? { trace } : {}),
     };
     let token: string;
     try {
@@ -150,6 +155,7 @@ export class AsyncService {
     const project = runtime?.projects.get(job.projectId);
     const key = runtime?.keys.get(job.keyHash);
     const id = randomUUID();
+    const trace = this.#d.tracing.job(job.trace, job.channelId);
     const startedAt = performance.now();
     let body: ResultBody;
     let result: FinishedResult | undefined;
@@ -167,6 +173,7 @@ export class AsyncService {
         auth: { key, keyHash: job.keyHash, project },
         signal: new AbortController().signal,
         ...(job.admittedTokens !== undefined ? { carried: { admittedTokens: job.admittedTokens } } : {}),
+        trace,
         progress: newProgress(),
       };
       const r = await this.#d.pipeline.run(ex, { body: job.body, stream: false });
@@ -196,6 +203,7 @@ export class AsyncService {
       stream: false,
       channelId: job.channelId,
       body: job.body,
+      trace,
     });
     const now = this.#d.now();
     if (ok && rec.doc.event_name && project) {
@@ -210,7 +218,13 @@ export class AsyncService {
         { kind: 'deadline', channelId: job.channelId, projectId: job.projectId, atMs: deadline },
         deadline,
       );
-      await this.#d.webhooks.emit(project, 'task.ai_generated', this.#aiGenerated(doc), job.channelId);
+      await this.#d.webhooks.emit(
+        project,
+        'task.ai_generated',
+        this.#aiGenerated(doc),
+        job.channelId,
+        trace.context,
+      );
       if (prepared?.plan.testMode) {
         const at = now + this.#d.config.simulatedBackendMs;
         await this.#d.runner.scheduleTimer(
@@ -223,7 +237,7 @@ export class AsyncService {
     const state = ok ? 'completed' : 'failed';
     const doc: ChannelDoc = { ...rec.doc, updated_at: now, result: body };
     const t = await this.#d.channels.transition(job.projectId, job.channelId, ['pending'], { state, doc });
-    if (t.ok) await this.#deliver({ state, doc });
+    if (t.ok) await this.#deliver({ state, doc }, undefined, trace.context);
   }
 
   #aiGenerated(doc: ChannelDoc): Record<string, unknown> {
@@ -236,7 +250,10 @@ export class AsyncService {
     };
   }
 
-  /** POST /v1/callback/{channel_id}: the backend's answer to task.ai_generated. */
+  /**
+   * POST /v1/callback/{channel_id}: the backend's answer to task.ai_generated. A span in the trace
+   * of the accepted request, linked to `link`, the callback request's own span.
+   */
   async callback(
     projectId: string,
     channelId: string,
@@ -245,9 +262,27 @@ export class AsyncService {
       task_id?: string | undefined;
       metadata?: Record<string, unknown> | undefined;
     },
+    link?: TraceContext,
   ): Promise<CallbackAnswer> {
     const rec = await this.#d.channels.get(projectId, channelId);
     if (!rec) throw new GatewayError('not_found', `Channel ${channelId} does not exist in this project.`);
+    const step = this.#d.tracing.callback('callback', rec.doc, link);
+    try {
+      return await this.#complete(rec, cb, step.context);
+    } catch (err) {
+      step.fail(err instanceof GatewayError ? err.code : 'internal_error', (err as Error).message);
+      throw err;
+    } finally {
+      step.end();
+    }
+  }
+
+  async #complete(
+    rec: ChannelRecord,
+    cb: Parameters<AsyncService['callback']>[2],
+    trace: TraceContext | undefined,
+  ): Promise<CallbackAnswer> {
+    const { project_id: projectId, channel_id: channelId } = rec.doc;
     if (rec.state === 'timed_out') throw closedError(channelId);
     if (rec.state !== 'awaiting_callback') throw conflictError(channelId, rec.state);
     const now = this.#d.now();
@@ -275,6 +310,7 @@ export class AsyncService {
     await this.#deliver(
       { state: 'completed', doc },
       { task_id: cb.task_id ?? null, metadata: cb.metadata ?? {} },
+      trace,
     );
     return { status: 'completed', channel_id: channelId, task_id: cb.task_id ?? null };
   }
@@ -303,6 +339,15 @@ export class AsyncService {
   }
 
   async #timeout(rec: ChannelRecord): Promise<void> {
+    const step = this.#d.tracing.callback('callback_timeout', rec.doc);
+    try {
+      await this.#timeOut(rec, step.context);
+    } finally {
+      step.end();
+    }
+  }
+
+  async #timeOut(rec: ChannelRecord, trace: TraceContext | undefined): Promise<void> {
     const ai = rec.doc.ai_response as ResultBody;
     const message = `No callback arrived within ${Math.round(this.#d.config.callbackTimeoutMs / 1000)} s.`;
     const result: ResultBody = {
@@ -321,13 +366,14 @@ export class AsyncService {
         doc,
       },
     );
-    if (t.ok) await this.#deliver({ state: 'timed_out', doc });
+    if (t.ok) await this.#deliver({ state: 'timed_out', doc }, undefined, trace);
   }
 
-  /** The final result: pub/sub to whichever pod holds the socket, then the webhook. */
+  /** The final result: pub/sub to whichever pod holds the socket, then the webhook (under `trace`). */
   async #deliver(
     rec: ChannelRecord,
     callback?: { task_id: string | null; metadata: Record<string, unknown> },
+    trace: TraceContext | undefined = rec.doc.trace,
   ): Promise<void> {
     const { doc } = rec;
     if (!doc.result) return;
@@ -347,6 +393,7 @@ export class AsyncService {
         'callback.timeout',
         { ...common, event: doc.event_name, error: doc.result.error },
         doc.channel_id,
+        trace,
       );
     else if (doc.event_name)
       await this.#d.webhooks.emit(
@@ -354,6 +401,7 @@ export class AsyncService {
         'task.completed',
         { ...common, event: doc.event_name, ...callback },
         doc.channel_id,
+        trace,
       );
     else if (rec.state === 'failed')
       await this.#d.webhooks.emit(
@@ -361,8 +409,9 @@ export class AsyncService {
         'ai.error',
         { ...common, error: doc.result.error },
         doc.channel_id,
+        trace,
       );
-    else await this.#d.webhooks.emit(project, 'ai.response', common, doc.channel_id);
+    else await this.#d.webhooks.emit(project, 'ai.response', common, doc.channel_id, trace);
   }
 
   async #redeliver(rec: ChannelRecord): Promise<void> {
@@ -379,6 +428,7 @@ export class AsyncService {
           'task.ai_generated',
           this.#aiGenerated(rec.doc),
           rec.doc.channel_id,
+          rec.doc.trace,
         );
       return;
     }

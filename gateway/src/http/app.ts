@@ -21,6 +21,7 @@ import type { SessionStore } from '../sessions/types.ts';
 import type { SnapshotStore } from '../snapshot/store.ts';
 import type { RuntimeState } from '../state/types.ts';
 import type { StoredResponseStore } from '../stored-responses/types.ts';
+import type { Tracing } from '../tracing/types.ts';
 import { asyncRoutes } from './async-routes.ts';
 import { compatRoutes } from './compat-routes.ts';
 import './context.ts';
@@ -57,13 +58,15 @@ export interface GatewayAppOptions {
   console?: ConsoleBackend | undefined;
   /** Receive timeouts, connection cap, JSON depth, trusted proxies: over the environment's (tests). */
   http?: Partial<HttpLimits> | undefined;
+  /** A server span per request (a no-op when tracing is off). */
+  tracing: Tracing;
 }
 
 /** Every path is served under both /v1 and /api/v1 (docs/api.md, "Paths"), so either SDK base URL works. */
 export const API_PREFIXES = ['/v1', '/api/v1'] as const;
 
 export function buildGatewayApp(opts: GatewayAppOptions): FastifyInstance {
-  const { store, metrics, logger, state, pipeline, settle, now } = opts;
+  const { store, metrics, logger, state, pipeline, settle, now, tracing } = opts;
   const limits = { ...httpLimitsFromEnv(), ...opts.http };
   const app = Fastify({
     ...serverOptions(limits, metrics),
@@ -86,6 +89,7 @@ export function buildGatewayApp(opts: GatewayAppOptions): FastifyInstance {
   app.decorateRequest('exchange', null);
   app.decorateRequest('refusal', null);
   app.decorateRequest('logAs', null);
+  app.decorateRequest('trace', null);
   void app.register(multipart, { attachFieldsToBody: false });
   installJsonParsers(app, limits.maxJsonDepth);
   installServerLimits(app, limits, metrics);
@@ -112,6 +116,7 @@ export function buildGatewayApp(opts: GatewayAppOptions): FastifyInstance {
 
   app.addHook('onRequest', async (req, reply) => {
     req.startedAt = performance.now();
+    req.trace = tracing.request(req);
     const scope = req.routeOptions.config?.scope;
     if (!scope) return;
     metrics.inFlight.inc({ surface: req.routeOptions.config?.surface ?? 'other' });

@@ -85,6 +85,6 @@ export function asyncRoutes(app: FastifyInstance, service: AsyncService): void {
     const channelId = channelParam(req);
     req.logAs = { type: 'callback', channelId };
     const body = parseBody(callbackBody, req.body);
-    return service.callback(authOf(req).project.config.id, channelId, body);
+    return service.callback(authOf(req).project.config.id, channelId, body, req.trace?.context);
   });
 }

@@ -6,6 +6,8 @@ import { type Exchange, newProgress } from '../pipeline/exchange.ts';
 import type { PipelineResult } from '../pipeline/result.ts';
 import type { Pipeline, PipelineRequest } from '../pipeline/run.ts';
 import type { RequestLogType } from '../state/types.ts';
+import { NO_TRACE } from '../tracing/off.ts';
+import type { ExchangeTrace } from '../tracing/types.ts';
 
 /** The API surfaces served over HTTP: each parses and encodes; the pipeline is the same. */
 export type HttpSurface = 'native' | 'compat' | 'responses' | 'messages';
@@ -20,6 +22,8 @@ declare module 'fastify' {
     exchange: Exchange | null;
     /** The refusal the error encoder answered (http/errors.ts). */
     refusal: GatewayError | null;
+    /** The request's server span (app.ts onRequest); ended when it is settled. */
+    trace: ExchangeTrace | null;
     /** How a route logs its request, when not as a plain `request` of its surface (the callback, a 404). */
     logAs: { type?: RequestLogType; channelId?: string; surface?: HttpSurface } | null;
   }
@@ -60,6 +64,7 @@ export function exchangeOf(
     auth: authOf(req),
     signal: clientAbortSignal(reply.raw),
     cacheControl: req.headers['cache-control'],
+    trace: req.trace ?? NO_TRACE,
     progress: newProgress(),
   };
   req.exchange = ex;

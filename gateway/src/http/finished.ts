@@ -1,6 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { type Finished, finalResult } from '../pipeline/finished.ts';
 import type { StreamEnd } from '../pipeline/result.ts';
+import { NO_TRACE } from '../tracing/off.ts';
 
 /** An HTTP request as the one settle sees it: the transport's facts plus what the pipeline established. */
 export function finishedOf(
@@ -30,5 +31,6 @@ export function finishedOf(
     stream: progress?.stream ?? false,
     channelId: req.logAs?.channelId,
     body: req.body,
+    trace: req.trace ?? NO_TRACE,
   };
 }

@@ -45,6 +45,7 @@ export function requestLogLine(f: FinishedRequest): Record<string, unknown> {
     ...(r.stream ? { stream: true } : {}),
     ...(r.ttftMs !== undefined ? { ttft_ms: Math.round(r.ttftMs * 1000) / 1000 } : {}),
     ...(r.testMode ? { test_mode: true } : {}),
+    ...(r.traceId ? { trace_id: r.traceId } : {}),
   };
 }
 

@@ -40,6 +40,8 @@ export interface RequestRecord {
   cache?: 'hit' | 'miss' | 'bypass';
   /** A cache hit: what the original call cost (integer micro-USD; null when unpriced). */
   costSavedMicros?: number | null;
+  /** The trace it belongs to, when tracing is on. */
+  traceId?: string;
   /** Only for projects that opt into bodies in request logs. */
   bodies?: { request: unknown; response: unknown };
 }

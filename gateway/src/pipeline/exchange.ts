@@ -1,4 +1,5 @@
 import type { AuthContext } from '../auth/authenticate.ts';
+import type { ExchangeTrace } from '../tracing/types.ts';
 import type { Prepared } from './prepare.ts';
 import type { Notes, PipelineResult } from './result.ts';
 
@@ -45,6 +46,8 @@ export interface Exchange {
   /** The request's Cache-Control header: the response cache honours no-cache and no-store. */
   readonly cacheControl?: string | undefined;
   readonly carried?: Carried | undefined;
+  /** Its span (a no-op when tracing is off): the chain's attempts are its children. */
+  readonly trace: ExchangeTrace;
   readonly progress: Progress;
 }
 

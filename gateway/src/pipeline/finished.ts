@@ -3,6 +3,7 @@ import type { GatewayError } from '../errors/index.ts';
 import type { RequestOutcome, RequestRecord } from '../observability/request-record.ts';
 import type { RuntimeProject } from '../snapshot/runtime.ts';
 import type { RequestLogType } from '../state/types.ts';
+import type { ExchangeTrace } from '../tracing/types.ts';
 import type { Surface } from './exchange.ts';
 import type { Prepared } from './prepare.ts';
 import type { Answer, Failure, FinishedResult, Notes, PipelineResult, StreamEnd } from './result.ts';
@@ -35,6 +36,8 @@ export interface Finished {
   /** The request body, kept only for projects that ask for bodies in request logs. */
   body?: unknown;
   details?: Record<string, unknown> | undefined;
+  /** Its span, which the settle ends. */
+  trace: ExchangeTrace;
 }
 
 /** A pipeline result with a stream's end folded in: the stream answered, or it failed. */
@@ -101,6 +104,8 @@ export function recordOf(f: Finished): RequestRecord {
     ...(f.channelId ? { channelId: f.channelId } : {}),
     ...(f.stream ? { stream: true } : {}),
   };
+  const traceId = f.trace.traceId;
+  if (traceId) r.traceId = traceId;
   if (p) {
     r.workflow = p.workflowName;
     r.customerData = p.customerData;

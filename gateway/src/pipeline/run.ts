@@ -150,7 +150,12 @@ export class Pipeline {
   }
 
   async #call(ex: Exchange, runs: Runs, p: Prepared, plan: ExecutionPlan): Promise<PipelineResult> {
-    const outcome = await execute(plan, p.request, ex.signal);
+    const outcome = await execute(
+      plan,
+      p.request,
+      ex.signal,
+      ex.trace.chain(p, ex.auth.project.config.id, false),
+    );
     if (!outcome.ok) return this.#chainFailed(ex, runs, p, outcome);
     const answer: Answer = {
       slot: outcome.slot,
@@ -166,7 +171,12 @@ export class Pipeline {
   }
 
   async #stream(ex: Exchange, runs: Runs, p: Prepared, plan: ExecutionPlan): Promise<PipelineResult> {
-    const opened = await openStream(plan, p.request as ChatRequest | CompletionRequest, ex.signal);
+    const opened = await openStream(
+      plan,
+      p.request as ChatRequest | CompletionRequest,
+      ex.signal,
+      ex.trace.chain(p, ex.auth.project.config.id, true),
+    );
     if (!opened.ok) return this.#chainFailed(ex, runs, p, opened);
     const { events, ended } = followStream(ex, runs, { ...p, plan }, opened);
     return this.#done(ex, {

@@ -64,6 +64,7 @@ export function requestLogEntry(
     ttft_ms: r.ttftMs === undefined ? null : Math.round(r.ttftMs * 1000) / 1000,
     customer_data: r.customerData ?? {},
     test_mode: r.testMode === true,
+    trace_id: r.traceId ?? null,
     ...(saved || details ? { details: { ...saved, ...details } } : {}),
     ...(r.bodies ? { bodies: r.bodies } : {}),
   };
@@ -102,6 +103,7 @@ export function createSettle(deps: SettleDeps): Settle {
       durationMs: f.durationMs,
       record: recordOf(f),
     };
+    f.trace.end(f, line.record);
     if (f.surface !== 'internal') {
       countRequest(deps.metrics, line);
       // Building the line allocates a dozen objects: skipped when info lines are not written.

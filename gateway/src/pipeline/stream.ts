@@ -199,6 +199,7 @@ function endOf(
   const cost = tally.usage ? answerCost(p.plan, slot, tally.usage) : p.plan.testMode ? 0 : null;
   if (failed) {
     Object.assign(attempt, { status: 'error', reason: { message: failed.message, code: failed.code } });
+    opened.span.failed(failed);
     return {
       ok: false,
       failure: {
@@ -215,10 +216,14 @@ function endOf(
     };
   }
   const kind = p.request.kind === 'completion' ? 'completion' : 'chat';
+  const result = tally.result(kind, ex.id, slot.model);
+  // Time to first chunk from the attempt's own start (ttftMs counts from the request's).
+  const ttfc = tally.ttftMs === undefined ? undefined : ex.startedAt + tally.ttftMs - opened.started;
+  opened.span.answered(result, tally.usage, ttfc);
   const answer: Answer = {
     slot,
     attempts,
-    result: tally.result(kind, ex.id, slot.model),
+    result,
     usage: tally.usage,
     costMicros: cost,
     structured: undefined,

@@ -1,4 +1,5 @@
 import type { ProviderType, RequestType } from '#contract';
+import type { TraceContext } from '../tracing/types.ts';
 
 export type { ProviderType };
 /**
@@ -275,6 +276,8 @@ export interface UpstreamTarget {
 }
 export interface CallContext {
   signal: AbortSignal;
+  /** The attempt's trace context, sent on as `traceparent`/`tracestate` (tracing on only). */
+  trace?: TraceContext | undefined;
 }
 export interface ProviderAdapter {
   readonly type: ProviderType;

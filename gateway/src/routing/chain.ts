@@ -1,11 +1,13 @@
 import { GatewayError, InternalError } from '../errors/index.ts';
+import type { CallContext } from '../providers/types.ts';
 import type { RuntimeSlot } from '../snapshot/runtime.ts';
+import type { AttemptTrace, ChainTrace } from '../tracing/types.ts';
 import { UpstreamError } from '../upstream/errors.ts';
 import type { Attempt } from './attempts.ts';
 import type { ExecutionPlan } from './plan.ts';
 
 export type ChainResult<T> =
-  | { ok: true; value: T; slot: RuntimeSlot; attempts: Attempt[]; started: number }
+  | { ok: true; value: T; slot: RuntimeSlot; attempts: Attempt[]; started: number; span: AttemptTrace }
   | {
       ok: false;
       error: UpstreamError;
@@ -68,11 +70,15 @@ const movesOn = (e: UpstreamError): boolean => e.retryable || e.code === 'UPSTRE
  * The failover chain shared by plain and streamed requests: primary, then backups in order; a slot
  * the guard refuses is `skipped`; retryable failures (429, 5xx, timeouts, connection errors,
  * answers off the schema) move on; a provider 4xx for the input stops the chain.
+ *
+ * Each call is a client span of `trace`; a failed one is ended here, the one that answered is
+ * handed back (`span`) to be ended with its answer (a stream's when the stream ends).
  */
 export async function runChain<T>(
   plan: ExecutionPlan,
   signal: AbortSignal,
-  tryOne: (slot: RuntimeSlot) => Promise<T>,
+  trace: ChainTrace,
+  tryOne: (slot: RuntimeSlot, ctx: CallContext) => Promise<T>,
 ): Promise<ChainResult<T>> {
   const attempts: Attempt[] = [];
   let last: UpstreamError | undefined;
@@ -82,6 +88,7 @@ export async function runChain<T>(
     if (plan.guard?.check) {
       const verdict = await plan.guard.check(slot);
       if (verdict.skip) {
+        trace.skipped(slot, verdict.message);
         attempts.push({
           provider: slot.provider,
           model: slot.model,
@@ -93,18 +100,20 @@ export async function runChain<T>(
     }
     const started = performance.now();
     called++;
+    const span = trace.attempt(slot);
     try {
-      const value = await tryOne(slot);
+      const value = await tryOne(slot, { signal, trace: span.context });
       attempts.push({
         provider: slot.provider,
         model: slot.model,
         status: 'success',
         duration_ms: Math.round(performance.now() - started),
       });
-      return { ok: true, value, slot, attempts, started };
+      return { ok: true, value, slot, attempts, started, span };
     } catch (err) {
       plan.guard?.release?.(slot);
       const failure = attemptFailure(err);
+      span.failed(failure);
       if (failure instanceof GatewayError) {
         refusal = failure;
         attempts.push(refusedAttempt(slot, failure, started));

@@ -1,6 +1,8 @@
+import { reportedUsage } from '../domain/usage.ts';
 import type { CanonicalRequest, CanonicalResult } from '../providers/types.ts';
 import type { RuntimeSlot } from '../snapshot/runtime.ts';
 import { checkStructured } from '../structured/validate.ts';
+import type { ChainTrace } from '../tracing/types.ts';
 import { UpstreamError } from '../upstream/errors.ts';
 import type { Attempt } from './attempts.ts';
 import { type ChainResult, runChain } from './chain.ts';
@@ -46,12 +48,14 @@ export async function execute(
   plan: ExecutionPlan,
   req: CanonicalRequest,
   signal: AbortSignal,
+  trace: ChainTrace,
 ): Promise<ChainOutcome> {
-  const chain = await runChain(plan, signal, async (slot) => {
-    const result = await adapterFor(plan, slot).call(slot.target, req, { signal });
+  const chain = await runChain(plan, signal, trace, async (slot, ctx) => {
+    const result = await adapterFor(plan, slot).call(slot.target, req, ctx);
     return { result, structured: verifyStructured(plan, result) };
   });
   if (!chain.ok) return chain;
+  chain.span.answered(chain.value.result, reportedUsage(chain.value.result));
   return {
     ok: true,
     result: chain.value.result,

@@ -1,6 +1,7 @@
 import { resultEvents } from '../providers/replay.ts';
 import type { ChatRequest, CompletionRequest, StreamEvent } from '../providers/types.ts';
 import type { RuntimeSlot } from '../snapshot/runtime.ts';
+import type { AttemptTrace, ChainTrace } from '../tracing/types.ts';
 import { UpstreamError } from '../upstream/errors.ts';
 import type { Attempt } from './attempts.ts';
 import { type ChainResult, runChain } from './chain.ts';
@@ -14,6 +15,8 @@ export type OpenedStream =
       first: StreamEvent;
       rest: AsyncIterator<StreamEvent>;
       started: number;
+      /** The attempt's client span, ended when the stream ends. */
+      span: AttemptTrace;
     }
   | Extract<ChainResult<unknown>, { ok: false }>;
 
@@ -25,13 +28,14 @@ export async function openStream(
   plan: ExecutionPlan,
   req: ChatRequest | CompletionRequest,
   signal: AbortSignal,
+  trace: ChainTrace,
 ): Promise<OpenedStream> {
-  const chain = await runChain(plan, signal, async (slot) => {
+  const chain = await runChain(plan, signal, trace, async (slot, ctx) => {
     const adapter = adapterFor(plan, slot);
     const source =
       plan.testMode || slot.target.streaming
-        ? adapter.stream(slot.target, req, { signal })
-        : resultEvents(await adapter.call(slot.target, req, { signal }));
+        ? adapter.stream(slot.target, req, ctx)
+        : resultEvents(await adapter.call(slot.target, req, ctx));
     const rest = source[Symbol.asyncIterator]();
     const first = await rest.next();
     if (first.done)
@@ -48,5 +52,6 @@ export async function openStream(
     first: chain.value.first,
     rest: chain.value.rest,
     started: chain.started,
+    span: chain.span,
   };
 }

@@ -161,6 +161,8 @@ export async function summarize(deps: SummarizeDeps, job: SummarizeJob): Promise
     startedAt: started,
     auth,
     signal: AbortSignal.timeout(120_000),
+    // In the trace of the request whose turn crossed the threshold.
+    trace: job.exchange.trace.child('switchyard.session.summary'),
     progress: newProgress(),
   };
   // Estimates and the chain price the summary request, not the user's.
@@ -217,6 +219,7 @@ export async function summarize(deps: SummarizeDeps, job: SummarizeJob): Promise
     error: undefined,
     aborted: false,
     stream: false,
+    trace: ex.trace,
     details: {
       applied: outcome === 'success',
       summary_version: version,

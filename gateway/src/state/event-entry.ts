@@ -33,6 +33,7 @@ export function eventEntry(fields: EventEntryFields): RequestLogEntry {
     ttft_ms: null,
     customer_data: {},
     test_mode: false,
+    trace_id: null,
     ...fields,
   };
 }

@@ -68,6 +68,8 @@ export const requestLogEntry = z.object({
   ttft_ms: z.number().nullable(),
   customer_data: z.record(z.string(), z.unknown()),
   test_mode: z.boolean(),
+  /** The OpenTelemetry trace the entry belongs to (32 hex digits); null with tracing off, and in older entries. */
+  trace_id: z.string().nullable().default(null),
   /** Free-form details of non-request entries (webhook attempt, callback, summary, threshold). */
   details: z.record(z.string(), z.unknown()).optional(),
   /** Request and response bodies, only for projects with `requestLogs.bodies: true`. */

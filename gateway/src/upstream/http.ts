@@ -8,6 +8,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { type Dispatcher, type FormData, Pool } from 'undici';
 import { jsonTooDeep, UPSTREAM_MAX_JSON_DEPTH } from '../json/depth.ts';
 import type { UpstreamTarget } from '../providers/types.ts';
+import type { TraceContext } from '../tracing/types.ts';
 import { UpstreamError } from './errors.ts';
 
 export type ResponseBody = Dispatcher.ResponseData['body'];
@@ -189,6 +190,8 @@ export interface SendOptions {
   headers: Record<string, string>;
   body?: string | Uint8Array | FormData;
   signal: AbortSignal;
+  /** The provider call's trace context, sent as `traceparent` and `tracestate` (tracing on only). */
+  trace?: TraceContext | undefined;
 }
 
 export interface UpstreamResponse {
@@ -216,7 +219,8 @@ export async function send(opts: SendOptions): Promise<UpstreamResponse> {
     const res = await getPool(origin, timeouts.connectMs).request({
       path,
       method: opts.method ?? 'POST',
-      headers: opts.headers,
+      // Added after any signing: SigV4 signs the headers it lists, and these are not among them.
+      headers: opts.trace ? { ...opts.headers, ...opts.trace } : opts.headers,
       body: opts.body ?? null,
       signal: deadline.signal,
       // Backstop only (coarse timer); the precise first-byte timeout is armFirstByte above.

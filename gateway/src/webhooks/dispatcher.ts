@@ -7,6 +7,7 @@ import type { RuntimeProject } from '../snapshot/runtime.ts';
 import type { SnapshotStore } from '../snapshot/store.ts';
 import { eventEntry } from '../state/event-entry.ts';
 import type { RuntimeState } from '../state/types.ts';
+import type { TraceContext, Tracing, WebhookTrace } from '../tracing/types.ts';
 import { nextAttemptDelay, parseRetryAfter } from './schedule.ts';
 import { signatureHeaders } from './sign.ts';
 import type { DeadLetter, WebhookStore } from './store.ts';
@@ -21,6 +22,7 @@ export interface WebhookDeps {
   registry: Registry;
   logger: Logger;
   now: () => number;
+  tracing: Tracing;
   random?: () => number;
 }
 
@@ -71,12 +73,14 @@ export class WebhookDispatcher {
   /**
    * Queues `event` to every endpoint of the project subscribed to it. The webhook-id is derived
    * from `dedupeKey`, so a job that runs twice (a pod killed after emitting) queues nothing new.
+   * Every attempt is a span under `trace`, the emitter's context, when tracing is on.
    */
   async emit(
     project: RuntimeProject,
     event: string,
     payload: Record<string, unknown>,
     dedupeKey: string,
+    trace?: TraceContext,
   ): Promise<number> {
     const targets = project.webhooks.filter((w) => w.events.includes(event));
     if (targets.length === 0) return 0;
@@ -89,7 +93,16 @@ export class WebhookDispatcher {
       targets.map((w) => {
         const id = `msg_${createHash('sha256').update(`${project.config.id}\n${w.url}\n${event}\n${dedupeKey}`).digest('hex').slice(0, 32)}`;
         return this.#d.runner.scheduleDelivery(
-          { id, projectId: project.config.id, url: w.url, event, body, attempt: 1, replay: 0 },
+          {
+            id,
+            projectId: project.config.id,
+            url: w.url,
+            event,
+            body,
+            attempt: 1,
+            replay: 0,
+            ...(trace ? { trace } : {}),
+          },
           this.#d.now(),
         );
       }),
@@ -131,15 +144,32 @@ export class WebhookDispatcher {
       this.#attempts.inc({ outcome: 'dropped' });
       return;
     }
+    const span = this.#d.tracing.webhook(job);
+    try {
+      await this.#attempt(project, endpoint, job, span);
+    } catch (err) {
+      span.end('error', 0, { type: 'internal_error', message: (err as Error).message });
+      throw err;
+    }
+  }
+
+  async #attempt(
+    project: RuntimeProject,
+    endpoint: RuntimeProject['webhooks'][number],
+    job: DeliveryJob,
+    span: WebhookTrace,
+  ): Promise<void> {
     if (await this.#d.store.isDisabled(job.projectId, job.url)) {
       await this.#deadLetter(job, null, 'endpoint disabled (it answered 410 Gone)');
-      this.#record(project, job, 0, 0, 'disabled', 'endpoint_disabled', undefined);
+      span.end('disabled', 0, { type: 'endpoint_disabled', message: 'the endpoint is disabled' });
+      this.#record(project, job, 0, 0, 'disabled', 'endpoint_disabled', undefined, span.traceId);
       return;
     }
     const started = performance.now();
     const sentAt = this.#d.now();
     let status = 0;
     let error: string | undefined;
+    let errorType: string | undefined;
     let retryAfterMs: number | undefined;
     try {
       const res = await outboundFetch(
@@ -150,6 +180,8 @@ export class WebhookDispatcher {
             ...signatureHeaders(endpoint.secrets, job.id, Math.floor(sentAt / 1000), job.body),
             'user-agent': 'switchyard-webhooks/1',
             'webhook-event': job.event,
+            // The receiver can continue the trace (tracing on only).
+            ...span.context,
           },
           body: job.body,
           timeoutMs: DELIVERY_TIMEOUT_MS,
@@ -161,6 +193,10 @@ export class WebhookDispatcher {
       retryAfterMs = parseRetryAfter(Array.isArray(ra) ? ra[0] : ra, this.#d.now());
     } catch (err) {
       error = err instanceof BlockedDestinationError ? `blocked: ${err.message}` : (err as Error).message;
+      errorType =
+        err instanceof BlockedDestinationError
+          ? 'blocked_destination'
+          : String((err as { code?: unknown }).code ?? (err as Error).name);
     }
     const durationMs = performance.now() - started;
     let outcome: AttemptOutcome;
@@ -181,7 +217,14 @@ export class WebhookDispatcher {
         outcome = 'retry';
       }
     }
-    this.#record(project, job, status, durationMs, outcome, error, nextAt);
+    span.end(
+      outcome,
+      status,
+      outcome === 'delivered'
+        ? undefined
+        : { type: errorType ?? String(status), message: error ?? `HTTP ${status}` },
+    );
+    this.#record(project, job, status, durationMs, outcome, error, nextAt, span.traceId);
   }
 
   async #deadLetter(job: DeliveryJob, status: number | null, error: string): Promise<void> {
@@ -208,6 +251,7 @@ export class WebhookDispatcher {
     outcome: AttemptOutcome,
     error: string | undefined,
     nextAt: number | undefined,
+    traceId: string | null,
   ): void {
     this.#attempts.inc({ outcome });
     const ok = outcome === 'delivered';
@@ -228,6 +272,7 @@ export class WebhookDispatcher {
       http_status: status,
       error_code: ok ? null : (error ?? `http_${status}`),
       duration_ms: Math.round(durationMs * 1000) / 1000,
+      trace_id: traceId,
       details: {
         webhook_id: job.id,
         event: job.event,

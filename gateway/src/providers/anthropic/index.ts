@@ -43,6 +43,7 @@ function streamImpl(
         headers: anthropicHeaders(target, req),
         body: buildAnthropicBody(target, req, true),
         signal: ctx.signal,
+        trace: ctx.trace,
       };
     },
     anthropicStatusError,
@@ -66,6 +67,7 @@ export const anthropicAdapter: ProviderAdapter = {
       headers: anthropicHeaders(target, req),
       body: buildAnthropicBody(target, req, false),
       signal: ctx.signal,
+      trace: ctx.trace,
     });
     if (res.status < 200 || res.status >= 300) throw await anthropicStatusError(res);
     const chat = parseAnthropicMessage(await readJson(res), target.model, isNativeMessages(req));

@@ -41,7 +41,7 @@ async function signed(
   target: UpstreamTarget,
   op: BedrockOp,
   body: string,
-  signal: AbortSignal,
+  ctx: CallContext,
   accept: string,
 ): Promise<SendOptions> {
   const url = bedrockUrl(target, op);
@@ -50,13 +50,13 @@ async function signed(
     url,
     body,
     { 'content-type': 'application/json', accept },
-    signal,
+    ctx.signal,
   );
-  return { target, url, headers, body, signal };
+  return { target, url, headers, body, signal: ctx.signal, trace: ctx.trace };
 }
 
-async function invoke(target: UpstreamTarget, body: string, signal: AbortSignal): Promise<UpstreamResponse> {
-  const res = await send(await signed(target, 'invoke', body, signal, 'application/json'));
+async function invoke(target: UpstreamTarget, body: string, ctx: CallContext): Promise<UpstreamResponse> {
+  const res = await send(await signed(target, 'invoke', body, ctx, 'application/json'));
   if (res.status < 200 || res.status >= 300) throw await bedrockStatusError(res);
   return res;
 }
@@ -64,7 +64,7 @@ async function invoke(target: UpstreamTarget, body: string, signal: AbortSignal)
 /** Titan embeds one text per call: a few calls at a time keep a long list from taking N round trips. */
 const EMBED_CONCURRENCY = 4;
 
-async function embed(target: UpstreamTarget, req: EmbeddingRequest, signal: AbortSignal) {
+async function embed(target: UpstreamTarget, req: EmbeddingRequest, ctx: CallContext) {
   const family = embeddingFamily(target.model);
   const bodies = buildEmbeddingBodies(target.model, req);
   const answers: ReturnType<typeof parseEmbeddingAnswer>[] = new Array(bodies.length);
@@ -72,7 +72,7 @@ async function embed(target: UpstreamTarget, req: EmbeddingRequest, signal: Abor
   const worker = async () => {
     while (next < bodies.length) {
       const i = next++;
-      const res = await invoke(target, bodies[i] as string, signal);
+      const res = await invoke(target, bodies[i] as string, ctx);
       answers[i] = parseEmbeddingAnswer(await readJson(res), family, res.headers);
     }
   };
@@ -88,7 +88,7 @@ async function* streamImpl(
   check(req.kind);
   const body = buildConverseBody(req);
   yield* runStream(
-    () => signed(target, 'converse-stream', body, ctx.signal, 'application/vnd.amazon.eventstream'),
+    () => signed(target, 'converse-stream', body, ctx, 'application/vnd.amazon.eventstream'),
     bedrockStatusError,
     new ConverseStreamMapper(),
     await eventStreamParser(),
@@ -109,15 +109,15 @@ export const bedrockAdapter: ProviderAdapter = {
     check(req.kind);
     switch (req.kind) {
       case 'embedding':
-        return embed(target, req, ctx.signal);
+        return embed(target, req, ctx);
       case 'image': {
-        const res = await invoke(target, buildImageBody(target.model, req), ctx.signal);
+        const res = await invoke(target, buildImageBody(target.model, req), ctx);
         return parseImages(await readJson(res), req);
       }
       case 'chat':
       case 'completion': {
         const res = await send(
-          await signed(target, 'converse', buildConverseBody(req), ctx.signal, 'application/json'),
+          await signed(target, 'converse', buildConverseBody(req), ctx, 'application/json'),
         );
         if (res.status < 200 || res.status >= 300) throw await bedrockStatusError(res);
         const chat = parseConverse(await readJson(res), target.model, res.headers);

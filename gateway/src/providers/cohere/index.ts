@@ -38,6 +38,7 @@ function streamImpl(
         headers: cohereHeaders(target),
         body: buildCohereChatBody(req, target.model, true),
         signal: ctx.signal,
+        trace: ctx.trace,
       };
     },
     cohereStatusError,
@@ -59,6 +60,7 @@ export const cohereAdapter: ProviderAdapter = {
         headers: cohereHeaders(target),
         body: buildCohereEmbedBody(req, target.model),
         signal: ctx.signal,
+        trace: ctx.trace,
       });
       if (res.status < 200 || res.status >= 300) throw await cohereStatusError(res);
       return parseCohereEmbedding(await readJson(res), req, target.model);
@@ -70,6 +72,7 @@ export const cohereAdapter: ProviderAdapter = {
       headers: cohereHeaders(target),
       body: buildCohereChatBody(req, target.model, false),
       signal: ctx.signal,
+      trace: ctx.trace,
     });
     if (res.status < 200 || res.status >= 300) throw await cohereStatusError(res);
     const chat = parseCohereChat(await readJson(res), target.model);

@@ -50,6 +50,7 @@ function streamImpl(
         headers: geminiHeaders(target),
         body: buildGeminiGenerateBody(req, target.model),
         signal: ctx.signal,
+        trace: ctx.trace,
       };
     },
     geminiStatusError,
@@ -72,6 +73,7 @@ export const geminiAdapter: ProviderAdapter = {
         headers: geminiHeaders(target),
         body,
         signal: ctx.signal,
+        trace: ctx.trace,
       });
       if (res.status < 200 || res.status >= 300) throw await geminiStatusError(res);
       return parseGeminiEmbedding(await readJson(res), req, target.model);
@@ -84,6 +86,7 @@ export const geminiAdapter: ProviderAdapter = {
         headers: geminiHeaders(target),
         body: imagen ? buildImagenBody(req) : buildImageGenerateBody(req),
         signal: ctx.signal,
+        trace: ctx.trace,
       });
       if (res.status < 200 || res.status >= 300) throw await geminiStatusError(res);
       const json = await readJson(res);
@@ -96,6 +99,7 @@ export const geminiAdapter: ProviderAdapter = {
         headers: geminiHeaders(target),
         body: buildTranscriptionBody(req),
         signal: ctx.signal,
+        trace: ctx.trace,
       });
       if (res.status < 200 || res.status >= 300) throw await geminiStatusError(res);
       return parseTranscription(await readJson(res), req);
@@ -107,6 +111,7 @@ export const geminiAdapter: ProviderAdapter = {
       headers: geminiHeaders(target),
       body: buildGeminiGenerateBody(req, target.model),
       signal: ctx.signal,
+      trace: ctx.trace,
     });
     if (res.status < 200 || res.status >= 300) throw await geminiStatusError(res);
     const chat = parseGeminiChat(await readJson(res), target.model);

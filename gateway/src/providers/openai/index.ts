@@ -63,6 +63,7 @@ export function createOpenAIStyleAdapter(cfg: OpenAIStyleConfig): ProviderAdapte
         headers: cfg.headers(target, typeof body === 'string'),
         body,
         signal: ctx.signal,
+        trace: ctx.trace,
       });
       if (res.status < 200 || res.status >= 300) throw await openaiStatusError(res);
       switch (req.kind) {
@@ -100,6 +101,7 @@ export function createOpenAIStyleAdapter(cfg: OpenAIStyleConfig): ProviderAdapte
             headers: cfg.headers(target, true),
             body: buildOpenAIBody(req, target.model, cfg.dialect(target), true),
             signal: ctx.signal,
+            trace: ctx.trace,
           };
         },
         openaiStatusError,

@@ -58,9 +58,10 @@ async function authorized(
   target: UpstreamTarget,
   op: VertexOp,
   body: string,
-  signal: AbortSignal,
+  ctx: CallContext,
   headers: Record<string, string> = {},
 ): Promise<SendOptions> {
+  const { signal } = ctx;
   const auth = target.auth;
   if (auth?.kind !== 'bearer')
     throw new UpstreamError('vertex-ai provider has no Google credentials', {
@@ -85,6 +86,7 @@ async function authorized(
     headers: { ...headers, 'content-type': 'application/json', authorization: `Bearer ${token}` },
     body,
     signal,
+    trace: ctx.trace,
   };
 }
 
@@ -92,10 +94,10 @@ async function post(
   target: UpstreamTarget,
   op: VertexOp,
   body: string,
-  signal: AbortSignal,
+  ctx: CallContext,
   headers?: Record<string, string>,
 ): Promise<unknown> {
-  const res = await send(await authorized(target, op, body, signal, headers));
+  const res = await send(await authorized(target, op, body, ctx, headers));
   if (res.status < 200 || res.status >= 300) throw await vertexStatusError(res);
   return readJson(res);
 }
@@ -112,10 +114,10 @@ interface Prediction {
 async function embed(
   target: UpstreamTarget,
   req: EmbeddingRequest,
-  signal: AbortSignal,
+  ctx: CallContext,
 ): Promise<EmbeddingResult> {
   const answers = await Promise.all(
-    buildVertexEmbedBodies(target.model, req).map((b) => post(target, 'predict', b, signal)),
+    buildVertexEmbedBodies(target.model, req).map((b) => post(target, 'predict', b, ctx)),
   );
   const vectors: number[][] = [];
   let tokens = 0;
@@ -147,14 +149,8 @@ function streamImpl(
     () => {
       check(target, req.kind);
       return claude
-        ? authorized(
-            target,
-            'streamRawPredict',
-            claudeBody(target, req, true),
-            ctx.signal,
-            nativeHeaders(req),
-          )
-        : authorized(target, 'streamGenerateContent', buildGeminiGenerateBody(req, target.model), ctx.signal);
+        ? authorized(target, 'streamRawPredict', claudeBody(target, req, true), ctx, nativeHeaders(req))
+        : authorized(target, 'streamGenerateContent', buildGeminiGenerateBody(req, target.model), ctx);
     },
     vertexStatusError,
     claude ? new AnthropicStreamMapper(isNativeMessages(req)) : new GeminiStreamMapper(),
@@ -172,20 +168,20 @@ export const vertexAdapter: ProviderAdapter = {
     check(target, req.kind);
     switch (req.kind) {
       case 'embedding':
-        return embed(target, req, ctx.signal);
+        return embed(target, req, ctx);
       case 'image': {
         const imagen = isImagen(target.model);
         const json = await post(
           target,
           imagen ? 'predict' : 'generateContent',
           imagen ? buildImagenBody(req) : buildImageGenerateBody(req),
-          ctx.signal,
+          ctx,
         );
         return imagen ? parseImagen(json, req) : parseGeneratedImage(json, req);
       }
       case 'transcription':
         return parseTranscription(
-          await post(target, 'generateContent', buildTranscriptionBody(req), ctx.signal),
+          await post(target, 'generateContent', buildTranscriptionBody(req), ctx),
           req,
         );
       case 'chat':
@@ -193,18 +189,12 @@ export const vertexAdapter: ProviderAdapter = {
         const chat =
           publisherOf(target.model) === 'anthropic'
             ? parseAnthropicMessage(
-                await post(
-                  target,
-                  'rawPredict',
-                  claudeBody(target, req, false),
-                  ctx.signal,
-                  nativeHeaders(req),
-                ),
+                await post(target, 'rawPredict', claudeBody(target, req, false), ctx, nativeHeaders(req)),
                 target.model,
                 isNativeMessages(req),
               )
             : parseGeminiChat(
-                await post(target, 'generateContent', buildGeminiGenerateBody(req, target.model), ctx.signal),
+                await post(target, 'generateContent', buildGeminiGenerateBody(req, target.model), ctx),
                 target.model,
               );
         return req.kind === 'completion' ? chatToCompletion(chat) : chat;
