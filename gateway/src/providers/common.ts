@@ -1,6 +1,6 @@
 /** Helpers shared by several provider adapters. */
 import { jsonTooDeep, UPSTREAM_MAX_JSON_DEPTH } from '../json/depth.ts';
-import { badResponse, parseRetryAfter, streamCut, UpstreamError } from '../upstream/errors.ts';
+import { badResponse, parseRetryAfter, streamCut, UpstreamError, unsupported } from '../upstream/errors.ts';
 import {
   discard,
   mapTransportError,
@@ -14,10 +14,25 @@ import type {
   ChatResult,
   CompletionResult,
   ContentPart,
+  RequestKind,
   StreamEvent,
   StructuredOutput,
   Usage,
 } from './types.ts';
+
+/** The request kinds an adapter serves: `supports` for the compiler, `check` before anything is sent. */
+export function requestKinds(
+  provider: string,
+  kinds: readonly RequestKind[],
+): { supports(kind: RequestKind): boolean; check(kind: RequestKind): void } {
+  const set = new Set(kinds);
+  return {
+    supports: (kind) => set.has(kind),
+    check(kind) {
+      if (!set.has(kind)) throw unsupported(`${provider} does not support ${kind} requests`);
+    },
+  };
+}
 
 export function usageOf(prompt: unknown, completion: unknown, total?: unknown): Usage {
   const p = typeof prompt === 'number' ? prompt : 0;

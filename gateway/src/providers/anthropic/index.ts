@@ -5,7 +5,7 @@
  */
 import { unsupported } from '../../upstream/errors.ts';
 import { readJson, send } from '../../upstream/http.ts';
-import { chatToCompletion, runStream } from '../common.ts';
+import { chatToCompletion, requestKinds, runStream } from '../common.ts';
 import type {
   CallContext,
   CanonicalRequest,
@@ -13,7 +13,6 @@ import type {
   ChatRequest,
   CompletionRequest,
   ProviderAdapter,
-  RequestKind,
   StreamEvent,
   UpstreamTarget,
 } from '../types.ts';
@@ -23,11 +22,7 @@ import { anthropicHeaders, anthropicUrl, buildAnthropicBody } from './request.ts
 import { parseAnthropicMessage } from './response.ts';
 import { AnthropicStreamMapper } from './stream.ts';
 
-const KINDS = new Set<RequestKind>(['chat', 'completion']);
-
-function check(kind: RequestKind): void {
-  if (!KINDS.has(kind)) throw unsupported(`anthropic does not support ${kind} requests`);
-}
+const KINDS = requestKinds('anthropic', ['chat', 'completion']);
 
 function streamImpl(
   target: UpstreamTarget,
@@ -36,7 +31,7 @@ function streamImpl(
 ): AsyncIterable<StreamEvent> {
   return runStream(
     () => {
-      check(req.kind);
+      KINDS.check(req.kind);
       return {
         target,
         url: anthropicUrl(target),
@@ -55,11 +50,11 @@ export const anthropicAdapter: ProviderAdapter = {
   type: 'anthropic',
   // No JSON-schema mode: the schema is put in the system prompt and the gateway validates the answer.
   supportsNativeStructuredOutput: false,
-  supports: (kind) => KINDS.has(kind),
+  supports: KINDS.supports,
   speaks: (dialect) => dialect === 'anthropic-messages',
 
   async call(target: UpstreamTarget, req: CanonicalRequest, ctx: CallContext): Promise<CanonicalResult> {
-    check(req.kind);
+    KINDS.check(req.kind);
     if (req.kind !== 'chat' && req.kind !== 'completion') throw unsupported(`anthropic: ${req.kind}`);
     const res = await send({
       target,

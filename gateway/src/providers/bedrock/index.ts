@@ -4,7 +4,7 @@
  */
 import { unsupported } from '../../upstream/errors.ts';
 import { readJson, type SendOptions, send, type UpstreamResponse } from '../../upstream/http.ts';
-import { chatToCompletion, runStream } from '../common.ts';
+import { chatToCompletion, requestKinds, runStream } from '../common.ts';
 import type {
   CallContext,
   CanonicalRequest,
@@ -13,7 +13,6 @@ import type {
   CompletionRequest,
   EmbeddingRequest,
   ProviderAdapter,
-  RequestKind,
   StreamEvent,
   UpstreamTarget,
 } from '../types.ts';
@@ -31,11 +30,7 @@ import { embeddingResult, parseConverse, parseEmbeddingAnswer, parseImages } fro
 import { loadSigner, signedHeaders } from './sign.ts';
 import { ConverseStreamMapper } from './stream.ts';
 
-const KINDS = new Set<RequestKind>(['chat', 'completion', 'embedding', 'image']);
-
-function check(kind: RequestKind): void {
-  if (!KINDS.has(kind)) throw unsupported(`bedrock does not support ${kind} requests`);
-}
+const KINDS = requestKinds('bedrock', ['chat', 'completion', 'embedding', 'image']);
 
 async function signed(
   target: UpstreamTarget,
@@ -85,7 +80,7 @@ async function* streamImpl(
   req: ChatRequest | CompletionRequest,
   ctx: CallContext,
 ): AsyncGenerator<StreamEvent> {
-  check(req.kind);
+  KINDS.check(req.kind);
   const body = buildConverseBody(req);
   yield* runStream(
     () => signed(target, 'converse-stream', body, ctx, 'application/vnd.amazon.eventstream'),
@@ -99,14 +94,14 @@ export const bedrockAdapter: ProviderAdapter = {
   type: 'bedrock',
   // No JSON-schema mode common to Bedrock's models: the schema is an instruction, the gateway validates.
   supportsNativeStructuredOutput: false,
-  supports: (kind) => KINDS.has(kind),
+  supports: KINDS.supports,
 
   async warm(): Promise<void> {
     await Promise.all([loadSigner(), loadEventStreams()]);
   },
 
   async call(target: UpstreamTarget, req: CanonicalRequest, ctx: CallContext): Promise<CanonicalResult> {
-    check(req.kind);
+    KINDS.check(req.kind);
     switch (req.kind) {
       case 'embedding':
         return embed(target, req, ctx);

@@ -1,7 +1,7 @@
 /** Cohere adapter (API v2): chat, vision and completion (as one user turn) with tools and streaming; embeddings. */
 import { unsupported } from '../../upstream/errors.ts';
 import { readJson, send } from '../../upstream/http.ts';
-import { chatToCompletion, runStream } from '../common.ts';
+import { chatToCompletion, requestKinds, runStream } from '../common.ts';
 import type {
   CallContext,
   CanonicalRequest,
@@ -9,7 +9,6 @@ import type {
   ChatRequest,
   CompletionRequest,
   ProviderAdapter,
-  RequestKind,
   StreamEvent,
   UpstreamTarget,
 } from '../types.ts';
@@ -18,11 +17,7 @@ import { buildCohereChatBody, buildCohereEmbedBody, cohereHeaders, cohereUrl } f
 import { parseCohereChat, parseCohereEmbedding } from './response.ts';
 import { CohereStreamMapper } from './stream.ts';
 
-const KINDS = new Set<RequestKind>(['chat', 'completion', 'embedding']);
-
-function check(kind: RequestKind): void {
-  if (!KINDS.has(kind)) throw unsupported(`cohere does not support ${kind} requests`);
-}
+const KINDS = requestKinds('cohere', ['chat', 'completion', 'embedding']);
 
 function streamImpl(
   target: UpstreamTarget,
@@ -31,7 +26,7 @@ function streamImpl(
 ): AsyncIterable<StreamEvent> {
   return runStream(
     () => {
-      check(req.kind);
+      KINDS.check(req.kind);
       return {
         target,
         url: cohereUrl(target, 'chat'),
@@ -49,10 +44,10 @@ function streamImpl(
 export const cohereAdapter: ProviderAdapter = {
   type: 'cohere',
   supportsNativeStructuredOutput: true,
-  supports: (kind) => KINDS.has(kind),
+  supports: KINDS.supports,
 
   async call(target: UpstreamTarget, req: CanonicalRequest, ctx: CallContext): Promise<CanonicalResult> {
-    check(req.kind);
+    KINDS.check(req.kind);
     if (req.kind === 'embedding') {
       const res = await send({
         target,

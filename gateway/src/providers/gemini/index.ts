@@ -4,7 +4,7 @@
  */
 import { unsupported } from '../../upstream/errors.ts';
 import { readJson, send } from '../../upstream/http.ts';
-import { chatToCompletion, runStream } from '../common.ts';
+import { chatToCompletion, requestKinds, runStream } from '../common.ts';
 import type {
   CallContext,
   CanonicalRequest,
@@ -12,7 +12,6 @@ import type {
   ChatRequest,
   CompletionRequest,
   ProviderAdapter,
-  RequestKind,
   StreamEvent,
   UpstreamTarget,
 } from '../types.ts';
@@ -30,11 +29,7 @@ import { buildGeminiEmbedBody, buildGeminiGenerateBody, geminiHeaders, geminiUrl
 import { parseGeminiChat, parseGeminiEmbedding } from './response.ts';
 import { GeminiStreamMapper } from './stream.ts';
 
-const KINDS = new Set<RequestKind>(['chat', 'completion', 'embedding', 'image', 'transcription']);
-
-function check(kind: RequestKind): void {
-  if (!KINDS.has(kind)) throw unsupported(`gemini does not support ${kind} requests`);
-}
+const KINDS = requestKinds('gemini', ['chat', 'completion', 'embedding', 'image', 'transcription']);
 
 function streamImpl(
   target: UpstreamTarget,
@@ -43,7 +38,7 @@ function streamImpl(
 ): AsyncIterable<StreamEvent> {
   return runStream(
     () => {
-      check(req.kind);
+      KINDS.check(req.kind);
       return {
         target,
         url: geminiUrl(target, 'streamGenerateContent'),
@@ -61,10 +56,10 @@ function streamImpl(
 export const geminiAdapter: ProviderAdapter = {
   type: 'gemini',
   supportsNativeStructuredOutput: true,
-  supports: (kind) => KINDS.has(kind),
+  supports: KINDS.supports,
 
   async call(target: UpstreamTarget, req: CanonicalRequest, ctx: CallContext): Promise<CanonicalResult> {
-    check(req.kind);
+    KINDS.check(req.kind);
     if (req.kind === 'embedding') {
       const { op, body } = buildGeminiEmbedBody(target, req);
       const res = await send({
