@@ -254,7 +254,7 @@ for (const backend of ['memory', 'redis'] as const) {
       expect(theirLog.cache).toBe('miss');
     });
 
-    it('a hit passes an exhausted project cap at $0 (rule 2); a miss is refused', async () => {
+    it('a hit passes an exhausted project cap at $0; a miss is refused', async () => {
       const q = (s: string) => ({ workflow: 'capped', format: 'wrapped', max_tokens: 16, messages: ask(s) });
       const key = { key: THRIFTY_KEY };
       const first = await post<Wrapped>(gw.url, q('capped question'), key);

@@ -253,7 +253,7 @@ export function consoleContract(t: ConsoleTarget): void {
     expect((await api().get(long)).status).toBe(404);
     const over = await api().create({ name: `${long}x`, ...spec });
     expect(over).toMatchObject({ status: 422, body: { error: 'invalid_workflow', param: 'name' } });
-    // Past any name a workflow can have: the contract's shape, not the framework's.
+    // Past any name a workflow can have: the API's error shape, not the framework's.
     const huge = await api().get('n'.repeat(2000));
     expect(huge).toMatchObject({ status: 414, body: { error: 'uri_too_long' } });
   });

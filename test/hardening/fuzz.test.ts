@@ -2,7 +2,7 @@
  * The seeded property-based fuzz suite over every endpoint and both surfaces, with runtime state in
  * memory and on a real Redis. Whatever the request (deep nesting, extreme numbers, NUL bytes,
  * `__proto__`/`constructor` keys, wrong types, 5 MB strings, duplicate keys, hostile paths and query
- * strings, bad credentials), the gateway answers below 500 in the contract's shape for the
+ * strings, bad credentials), the gateway answers below 500 in the API's error shape for the
  * surface, keeps serving, writes one request-log entry per authenticated request on a logged
  * route (refusals included) and nothing else for a refused one. It prints its counts.
  *

@@ -1,6 +1,6 @@
 /**
  * Slow and greedy clients against a real gateway on real sockets: stalled headers and stalled
- * bodies are answered 408 (in the contract's shape) and closed within the configured timeouts, the
+ * bodies are answered 408 (in the API's error shape) and closed within the configured timeouts, the
  * body timeouts are in the request logs, idle keep-alive connections are reaped, the connection cap
  * refuses what exceeds it, and ordinary requests keep their latency meanwhile. Prints its figures.
  */

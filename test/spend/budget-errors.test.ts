@@ -217,7 +217,7 @@ describe('budget and rate-limit refusals on both surfaces', () => {
     });
   });
 
-  it('422 project_budget_config_error: unknown pricing blocks even below the cap (rule 3)', async () => {
+  it('422 project_budget_config_error: unknown pricing blocks even below the cap', async () => {
     sim.clearRequests();
     const n = await native(gw.url, 'unpriced-chat', UNPRICED_KEY);
     const c = await compat(gw.url, 'unpriced-chat', UNPRICED_KEY);
@@ -285,7 +285,7 @@ describe('budget and rate-limit refusals on both surfaces', () => {
     expect(api.error).toMatchObject(fields);
   });
 
-  it('a cache hit at zero price passes a reached project cap (rule 2); a miss does not', async () => {
+  it('a cache hit at zero price passes a reached project cap; a miss does not', async () => {
     const ask = (content: string) =>
       post(gw.url, { workflow: 'cached-chat', messages: userMsg(content) }, { key: CACHED_KEY });
     const first = await ask('what are your hours?');

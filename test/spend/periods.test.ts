@@ -9,7 +9,7 @@ import { type Simulator, startSimulator } from '../simulator/index.ts';
 import { spendCap, workflowOf } from './manifests.ts';
 
 /**
- * Periods reset exactly at UTC boundaries (rule 4), with an injected clock: one project per period,
+ * Periods reset exactly at UTC boundaries, with an injected clock: one project per period,
  * each capped at $0.00001 so one request exhausts it. The last second of a period is refused with
  * reset_at at the boundary; the boundary itself is a new period.
  */

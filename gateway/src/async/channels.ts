@@ -2,7 +2,7 @@ import type { WrappedBody } from '../responses/native.ts';
 import type { TraceContext } from '../tracing/types.ts';
 
 /**
- * One async request's state (the reference's "States and transitions"): pending → completed |
+ * One async request's state (docs/api.md, "Async requests, WebSocket and webhooks"): pending → completed |
  * failed, or for a pipeline workflow pending → awaiting_callback → completed | timed_out.
  */
 /** A `response` payload: the wrapped body; a timeout or job failure carries `error.code`. */

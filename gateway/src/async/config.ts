@@ -2,13 +2,13 @@ import { z } from 'zod';
 
 /** Async, WebSocket and webhook settings; the environment supplies them, tests override them. */
 export interface AsyncConfig {
-  /** How long a pipeline workflow waits for its backend callback (the reference: 5 minutes). */
+  /** How long a pipeline workflow waits for its backend callback (5 minutes by default). */
   callbackTimeoutMs: number;
   /** Lifetime of a ws_token that has not been used. */
   tokenTtlMs: number;
   /** How long a channel's state and result stay readable (GET /v1/ai/async/{id}, late joiners). */
   channelTtlSec: number;
-  /** Delay of the test-mode backend a pipeline workflow in testMode simulates (the reference: ~1.5 s). */
+  /** Delay of the test-mode backend a pipeline workflow in testMode simulates (1.5 s by default). */
   simulatedBackendMs: number;
   /**
    * Public base URL (`https://api.example.com`) of websocket_url and callback_url; else the request's

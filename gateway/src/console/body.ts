@@ -4,7 +4,7 @@ import { invalidRequest } from '../requests/zod-error.ts';
 import type { WorkflowSpec } from './backend.ts';
 
 /**
- * The console API's workflow body: the reference's flat fields (`request_type`,
+ * The console API's workflow body: the flat fields of docs/api.md (`request_type`,
  * `backup_N_provider`/`backup_N_model`, `event_name`) and the Workflow spec's other fields under
  * their CR names (`systemInstructions`, `cacheFields`, ...). Only the shape is checked here (a
  * wrong JSON type or an unknown field is 400); what the values may be is the Workflow schema's
@@ -34,7 +34,7 @@ const fields = z
   .partial()
   .strict();
 
-/** Spec names the reference spells in snake case; both spellings are read, the reference's is written. */
+/** Spec names the API spells in snake case; both spellings are read, the snake-case one is written. */
 const ALIASES = { requestType: 'request_type', eventName: 'event_name' } as const;
 
 export interface WorkflowBody {

@@ -5,7 +5,7 @@ const REFERENCE_NAMES: Record<string, string> = { requestType: 'request_type', e
 const HIDDEN = new Set(['projectRef', 'name', 'backups']);
 
 /**
- * A workflow as the console API answers it: the reference's flat fields first (`name`, `provider`,
+ * A workflow as the console API answers it: the flat fields first (`name`, `provider`,
  * `model`, `request_type`, `backup_N_provider`/`backup_N_model`), then the spec's other fields, the
  * compiler's Ready verdict and where the object lives.
  */

@@ -9,7 +9,7 @@ export interface NativeErrorBody {
   message: string;
   hint?: string;
   param?: string;
-  /** Budget errors carry the reference's fields (type, scope, cap_usd, spent_usd, ...). */
+  /** Budget errors carry their fields (type, scope, cap_usd, spent_usd, ...). */
   [field: string]: unknown;
 }
 
@@ -72,7 +72,7 @@ export function nativeErrorBody(err: GatewayError): NativeErrorBody {
     message: err.message,
     ...(err.hint ? { hint: err.hint } : {}),
     ...(err.param ? { param: err.param } : {}),
-    // Budget errors: the reference's fields (type, scope, cap_usd, ...), the same as on the compatible surface.
+    // Budget errors: their fields (type, scope, cap_usd, ...), the same as on the compatible surface.
     ...(err.details ? { type: COMPAT_TYPE[err.code], ...err.details } : {}),
   };
 }

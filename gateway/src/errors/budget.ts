@@ -1,7 +1,7 @@
 import { microsToUsd, type SpendPeriod } from '#contract';
 import { GatewayError } from './gateway-error.ts';
 
-/** A skipped attempt as the reference's workflow budget bodies list it. */
+/** A skipped attempt as the workflow budget bodies list it. */
 export interface SkippedAttempt {
   provider: string;
   model: string;
@@ -10,7 +10,7 @@ export interface SkippedAttempt {
 }
 
 /**
- * The reference's budget bodies ("Budget error bodies"): the fields ride in `details`, so
+ * The budget bodies (docs/api.md, "Spend caps and rate limits"): the fields ride in `details`, so
  * errors/bodies.ts puts the same `error` object fields on both surfaces.
  */
 export function projectBudgetExceeded(p: {

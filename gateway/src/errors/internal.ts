@@ -10,7 +10,7 @@ const isBug = (err: unknown): boolean =>
 /**
  * The gateway's own failure: an exception no stage turned into a GatewayError (a bug, or a
  * dependency such as Redis failing in a way nothing expected). Answered 503 `service_unavailable`
- * as the contract says for internal failures, never as the provider's (upstream) or the client's
+ * as docs/api.md says for internal failures, never as the provider's (upstream) or the client's
  * fault; logged with its stack where it is answered (http/errors.ts).
  */
 export class InternalError extends GatewayError {

@@ -84,7 +84,7 @@ function parseQuery<T>(schema: z.ZodType<T>, raw: unknown): T {
   throw invalidRequest(parsed.error);
 }
 
-/** State errors in the contract's vocabulary: a bad cursor is the client's, an outage is a 503. */
+/** State errors in the API's vocabulary: a bad cursor is the client's, an outage is a 503. */
 function stateError(err: unknown): never {
   if (err instanceof InvalidCursorError)
     throw new GatewayError('invalid_request', 'Invalid cursor: pass back next_cursor from a previous page.', {

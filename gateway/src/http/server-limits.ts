@@ -109,7 +109,7 @@ const timeout = (what: string, ms: number) =>
 /**
  * Fastify options for the API server. Node's HTTP server enforces the receive timeouts (checked
  * every `connectionsCheckingInterval`, so a stalled client is cut within a fraction of its limit
- * past it); the client-error handler answers them 408 in the contract's shape and counts them.
+ * past it); the client-error handler answers them 408 in the API's error shape and counts them.
  */
 export function serverOptions(limits: HttpLimits, metrics: GatewayMetrics) {
   const checkEveryMs = Math.max(50, Math.min(1000, Math.floor(limits.headersTimeoutMs / 4)));

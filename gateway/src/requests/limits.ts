@@ -1,4 +1,4 @@
-/** Request limits. The reference leaves them open ("not shown"); these are documented in docs/api.md. */
+/** Request limits, documented in docs/api.md ("Limits"). */
 export const LIMITS = {
   /** /v1/ai carries base64 audio (25 MB files become ~34 MB of base64). */
   nativeBodyBytes: 36 * 1024 * 1024,

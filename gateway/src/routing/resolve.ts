@@ -18,9 +18,9 @@ const notFound = (name: string): GatewayError =>
   });
 
 /**
- * The reference's selection rules: `workflow` wins over `model`; otherwise `model` names a
- * workflow; without a workflow, `provider` and `model` name the upstream directly. Lookups stay
- * inside the key's project.
+ * The selection rules (docs/api.md, "Workflow selection"): `workflow` wins over `model`;
+ * otherwise `model` names a workflow; without a workflow, `provider` and `model` name the upstream
+ * directly. Lookups stay inside the key's project.
  */
 export function resolveRoute(project: RuntimeProject, sel: Selection): Route {
   if (sel.workflow !== undefined) {

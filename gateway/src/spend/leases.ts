@@ -117,7 +117,7 @@ const REPORT_WITHIN_MS = 100;
 const RATE_WANT_MS = 1000;
 
 /**
- * This pod's leases on rate limits and spend caps (DESIGN in docs/api.md, "Spend caps and rate
+ * This pod's leases on rate limits and spend caps (docs/api.md, "Spend caps and rate
  * limits"): requests are admitted against them in process, and the store is called once per
  * project per event-loop turn at most, to report what finished requests cost and what running ones
  * commit, and to renew what ran out. Calls of one project never overlap, so each answer applies to

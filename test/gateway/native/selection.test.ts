@@ -1,4 +1,4 @@
-/** Workflow selection rules of the reference: workflow > model-as-workflow > provider+model direct. */
+/** Workflow selection rules (docs/api.md): workflow > model-as-workflow > provider+model direct. */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { workflow } from '../../harness/manifests.ts';
 import {
