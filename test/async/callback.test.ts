@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { API_KEY } from '../harness/manifests.ts';
+import { API_KEY, provider, workflow } from '../harness/manifests.ts';
 import { startReceiver } from '../webhooks/receiver.ts';
 import {
   type Ack,
@@ -38,7 +38,17 @@ describe('pipeline workflows (eventName): callback and timeout', () => {
   beforeAll(async () => {
     receiver = await startReceiver(WEBHOOK_SECRET);
     gw = await startAsyncGateway(
-      asyncConfig({ webhooks: [{ url: receiver.url, events: ALL_EVENTS }], allowPrivate: true }),
+      [
+        ...asyncConfig({ webhooks: [{ url: receiver.url, events: ALL_EVENTS }], allowPrivate: true }),
+        // A provider nothing listens for: the AI step of this pipeline workflow fails at once.
+        ...provider('down', 'openai', 'http://127.0.0.1:9', ['gpt-4o-mini']),
+        workflow('moderation-down', {
+          requestType: 'chat',
+          provider: 'down',
+          model: 'gpt-4o-mini',
+          eventName: 'content.moderate',
+        }),
+      ],
       {
         now: clock.now,
         async: { simulatedBackendMs: 3_600_000 },
@@ -114,6 +124,26 @@ describe('pipeline workflows (eventName): callback and timeout', () => {
       limit: 10,
     });
     expect(logs.entries.map((e) => e.http_status).sort()).toEqual([200, 400, 409]);
+  });
+
+  it('an AI step that fails sends ai.error: the backend is never asked, no task event is sent', async () => {
+    const ack = (await postJson(`${gw.url}/v1/ai/async`, API_KEY, ask('moderation-down'))).body as Ack;
+    const failed = await waitState(gw.url, ack.channel_id, 'failed');
+    expect(failed.result.meta.status).toBe('error');
+    const hook = await webhookFor('ai.error', ack.channel_id);
+    expect(hook.verified).toBe(true);
+    expect(hook.json).toMatchObject({
+      type: 'ai.error',
+      event: 'content.moderate',
+      channel_id: ack.channel_id,
+      status: 'error',
+      workflow: 'moderation-down',
+    });
+    expect(hook.json.error).toBeTruthy();
+    const others = ['task.ai_generated', 'task.completed', 'ai.response'].flatMap((e) =>
+      receiver.of(e).filter((d) => d.json.channel_id === ack.channel_id),
+    );
+    expect(others).toEqual([]);
   });
 
   it('times out after 5 minutes of injected time: callback_timeout delivered, a late callback is 410', async () => {

@@ -395,19 +395,20 @@ export class AsyncService {
         doc.channel_id,
         trace,
       );
+    else if (rec.state === 'failed')
+      // A pipeline workflow whose AI step failed never reached its backend: an error, not a task.
+      await this.#d.webhooks.emit(
+        project,
+        'ai.error',
+        { ...common, ...(doc.event_name ? { event: doc.event_name } : {}), error: doc.result.error },
+        doc.channel_id,
+        trace,
+      );
     else if (doc.event_name)
       await this.#d.webhooks.emit(
         project,
         'task.completed',
         { ...common, event: doc.event_name, ...callback },
-        doc.channel_id,
-        trace,
-      );
-    else if (rec.state === 'failed')
-      await this.#d.webhooks.emit(
-        project,
-        'ai.error',
-        { ...common, error: doc.result.error },
         doc.channel_id,
         trace,
       );
