@@ -45,7 +45,6 @@ const COMPAT_TYPE: Record<ErrorCode, string> = {
   callback_conflict: 'invalid_request_error',
   callback_window_closed: 'invalid_request_error',
   invalid_workflow: 'invalid_request_error',
-  method_not_allowed: 'invalid_request_error',
   request_timeout: 'invalid_request_error',
   uri_too_long: 'invalid_request_error',
   headers_too_large: 'invalid_request_error',

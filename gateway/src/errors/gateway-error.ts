@@ -24,7 +24,6 @@ export type ErrorCode =
   | 'callback_conflict'
   | 'callback_window_closed'
   | 'invalid_workflow'
-  | 'method_not_allowed'
   | 'request_timeout'
   | 'uri_too_long'
   | 'headers_too_large'
@@ -56,7 +55,6 @@ export const STATUS_OF: Record<ErrorCode, number> = {
   callback_conflict: 409,
   callback_window_closed: 410,
   invalid_workflow: 422,
-  method_not_allowed: 405,
   request_timeout: 408,
   uri_too_long: 414,
   headers_too_large: 431,
