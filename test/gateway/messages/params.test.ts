@@ -180,6 +180,18 @@ const CASES: Case[] = [
     },
   },
   {
+    name: 'stop_sequences, five of them',
+    params: { stop_sequences: ['A', 'B', 'C', 'D', 'E'] },
+    covers: ['stop_sequences'],
+    expect: {
+      openai: refused('stop'),
+      azure: refused('stop'),
+      compat: refused('stop'),
+      anthropic: sent({ stop_sequences: ['A', 'B', 'C', 'D', 'E'] }),
+      gemini: gen({ stopSequences: ['A', 'B', 'C', 'D', 'E'] }),
+    },
+  },
+  {
     name: 'metadata.user_id',
     params: { metadata: { user_id: 'u-9' } },
     covers: ['metadata'],

@@ -11,6 +11,8 @@ import type {
   TranscriptionRequest,
 } from '../types.ts';
 
+const OPENAI_MAX_STOP = 4;
+
 /** The ways OpenAI-shaped servers differ; see openai-compatible/index.ts for the per-server table. */
 export interface OpenAIDialect {
   /** Send `model` in the body (Azure addresses the deployment in the URL instead). */
@@ -114,6 +116,13 @@ function chatBody(
     responseFormat = { type: 'json_object' };
   }
   if (!dialect.developerRole) messages = developerToSystem(messages);
+  // Chat Completions takes at most four; the Messages API lets a client send up to sixteen.
+  if (req.stop !== undefined && req.stop.length > OPENAI_MAX_STOP)
+    throw refuseParam(
+      dialect.server ?? 'this server',
+      'stop',
+      `OpenAI-shaped chat completions take at most ${OPENAI_MAX_STOP} stop sequences`,
+    );
   if (req.top_k !== undefined)
     throw refuseParam(
       dialect.server ?? 'this server',
