@@ -5,6 +5,7 @@ import { kubernetesConsole, readConsoleEnv } from './console/env.ts';
 import { createGateway } from './gateway.ts';
 import { RedisSnapshotSource } from './snapshot/redis-source.ts';
 import { SnapshotStore } from './snapshot/store.ts';
+import { releaseStartupMemory } from './startup-memory.ts';
 import { createRuntimeState, redisOptionsFromEnv, type StateRedisConfig } from './state/index.ts';
 import { startTracing } from './tracing/index.ts';
 
@@ -47,6 +48,8 @@ const gateway = createGateway(store, {
     createRuntimeState({ redis: stateRedis!, registry: metrics.registry, logger: log }),
 });
 await source.start();
+// Before listening, so no request waits for the collection.
+releaseStartupMemory();
 const { url, metricsUrl } = await gateway.listen(
   env.SWITCHYARD_HOST,
   env.SWITCHYARD_PORT,
