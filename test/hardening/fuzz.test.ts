@@ -326,6 +326,7 @@ for (const backend of ['memory', 'redis'] as const) {
       for (const [path, base, surface] of [
         ['/v1/ai', { workflow: 'tm-wf', messages: [{ role: 'user', content: 'hi' }] }, 'native'],
         ['/v1/chat/completions', { model: 'chat-wf', messages: [{ role: 'user', content: 'hi' }] }, 'compat'],
+        ['/v1/completions', { model: 'completion-wf', prompt: 'hi' }, 'compat'],
       ] as const) {
         for (const field of [...fields, 'content']) {
           const body =

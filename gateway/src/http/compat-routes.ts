@@ -1,21 +1,19 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { type RequestType, STREAMABLE_REQUEST_TYPES } from '#contract';
+import type { RequestType } from '#contract';
 import type { AuthContext } from '../auth/authenticate.ts';
 import { GatewayError } from '../errors/index.ts';
 import type { Pipeline } from '../pipeline/run.ts';
 import type { CanonicalResult } from '../providers/types.ts';
 import { compatChatToNative, rejectUnsupported } from '../requests/compat-chat.ts';
-import {
-  compatChatBody,
-  compatEmbeddingBody,
-  compatImageBody,
-  compatSpeechBody,
-} from '../requests/compat-schema.ts';
+import { compatCompletionToNative, rejectUnsupportedCompletion } from '../requests/compat-completion.ts';
+import { compatEmbedding, compatImage, compatSpeech } from '../requests/compat-media.ts';
+import { compatChatBody, compatCompletionBody } from '../requests/compat-schema.ts';
 import { LIMITS } from '../requests/limits.ts';
 import type { NativeBody } from '../requests/native-schema.ts';
 import { parseBody } from '../requests/zod-error.ts';
 import { chatCompletion, nativeData } from '../responses/data.ts';
 import { compatResult } from '../responses/encode-compat.ts';
+import { encodeCompletionStream, textCompletion } from '../responses/encode-completions.ts';
 import { encodeStream } from '../responses/encode-stream.ts';
 import { authOf, serve } from './context.ts';
 import { modelObject, providerModels } from './models.ts';
@@ -31,8 +29,8 @@ function compatAuth(req: FastifyRequest): AuthContext {
   return auth;
 }
 
-/** The chat endpoint serves exactly the request types that stream. */
-const CHAT_TYPES: readonly RequestType[] = STREAMABLE_REQUEST_TYPES;
+const CHAT_TYPES: readonly RequestType[] = ['chat', 'vision'];
+const COMPLETION_TYPES: readonly RequestType[] = ['completion'];
 
 /**
  * The OpenAI-compatible surface: each endpoint parses its body into the native vocabulary, runs the
@@ -75,30 +73,49 @@ export function compatRoutes(app: FastifyInstance, pipeline: Pipeline): void {
       throw new Error('a stream request produced a plain answer');
     }
     const result = await answer(req, reply, native, CHAT_TYPES);
-    if (result.kind !== 'chat' && result.kind !== 'completion')
-      throw new Error(`unexpected ${result.kind} result for chat`);
+    if (result.kind !== 'chat') throw new Error(`unexpected ${result.kind} result for chat`);
     return reply.send(chatCompletion(result, body.model, Math.floor(Date.now() / 1000)));
+  };
+
+  const completions = async (req: FastifyRequest, reply: FastifyReply): Promise<unknown> => {
+    compatAuth(req);
+    rejectUnsupportedCompletion(req.body);
+    const body = parseBody(compatCompletionBody, req.body);
+    const native = compatCompletionToNative(body);
+    if (body.stream) {
+      const { ex, result } = await serve(pipeline, req, reply, 'compat', {
+        body: native,
+        stream: true,
+        compat: { allowed: COMPLETION_TYPES },
+      });
+      if (result.kind === 'streaming')
+        return encodeCompletionStream(reply, ex, result, body.stream_options?.include_usage === true);
+      compatResult(reply, ex, result);
+      throw new Error('a stream request produced a plain answer');
+    }
+    const result = await answer(req, reply, native, COMPLETION_TYPES);
+    if (result.kind !== 'completion') throw new Error(`unexpected ${result.kind} result for completions`);
+    return reply.send(textCompletion(result, body.model, Math.floor(Date.now() / 1000)));
   };
 
   const embeddings = async (req: FastifyRequest, reply: FastifyReply): Promise<unknown> => {
     compatAuth(req);
-    const body = parseBody(compatEmbeddingBody, req.body);
-    const result = await answer(req, reply, { ...body }, ['embedding']);
+    const { body, native } = compatEmbedding(req.body);
+    const result = await answer(req, reply, native, ['embedding']);
     const data = nativeData(result, body.model, 0, undefined) as Record<string, unknown>;
     return reply.send({ ...data, model: body.model });
   };
 
   const images = async (req: FastifyRequest, reply: FastifyReply): Promise<unknown> => {
     compatAuth(req);
-    const body = parseBody(compatImageBody, req.body);
-    const result = await answer(req, reply, { ...body }, ['image']);
-    return reply.send(nativeData(result, body.model, 0, undefined));
+    const { model, native } = compatImage(req.body);
+    const result = await answer(req, reply, native, ['image']);
+    return reply.send(nativeData(result, model, 0, undefined));
   };
 
   const speech = async (req: FastifyRequest, reply: FastifyReply): Promise<unknown> => {
     compatAuth(req);
-    const body = parseBody(compatSpeechBody, req.body);
-    const result = await answer(req, reply, { ...body, voice: body.voice }, ['audio']);
+    const result = await answer(req, reply, compatSpeech(req.body), ['audio']);
     if (result.kind !== 'speech') throw new Error(`unexpected ${result.kind} result for speech`);
     return reply.header('content-type', result.contentType).send(Buffer.from(result.audio));
   };
@@ -123,6 +140,7 @@ export function compatRoutes(app: FastifyInstance, pipeline: Pipeline): void {
 
   const config = { surface: 'compat', scope: 'ai' } as const;
   app.post('/chat/completions', { config, bodyLimit: LIMITS.chatBodyBytes }, chat);
+  app.post('/completions', { config, bodyLimit: LIMITS.chatBodyBytes }, completions);
   app.post('/embeddings', { config, bodyLimit: LIMITS.chatBodyBytes }, embeddings);
   app.post('/images/generations', { config }, images);
   app.post('/audio/speech', { config }, speech);

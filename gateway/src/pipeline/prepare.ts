@@ -47,14 +47,25 @@ function refusePipelineWorkflow(wf: RuntimeWorkflow, compat: boolean): GatewayEr
   );
 }
 
+/** The OpenAI-compatible endpoint of each request type, named in the hint of a wrong-endpoint refusal. */
+const COMPAT_ENDPOINT: Record<RequestType, string> = {
+  chat: 'POST /v1/chat/completions',
+  vision: 'POST /v1/chat/completions',
+  completion: 'POST /v1/completions',
+  embedding: 'POST /v1/embeddings',
+  image: 'POST /v1/images/generations',
+  audio: 'POST /v1/audio/speech or POST /v1/audio/transcriptions',
+};
+
 /** Compatible surface: "wrong endpoint for this model" comes before the body is checked against its type. */
 function gateCompat(wf: RuntimeWorkflow, allowed: readonly RequestType[], async: boolean): void {
   if (wf.config.eventName && !async) throw refusePipelineWorkflow(wf, true);
-  if (!allowed.includes(wf.config.requestType))
+  const type = wf.config.requestType;
+  if (!allowed.includes(type))
     throw new GatewayError(
       'request_type_mismatch',
-      `Workflow "${wf.config.name}" has request type ${wf.config.requestType}; this endpoint serves ${allowed.join(', ')}.`,
-      { param: 'model' },
+      `Workflow "${wf.config.name}" has request type ${type}; this endpoint serves ${allowed.join(' and ')} workflows.`,
+      { param: 'model', hint: `Workflows of request type ${type} are served by ${COMPAT_ENDPOINT[type]}.` },
     );
 }
 

@@ -1,4 +1,4 @@
-import { GatewayError } from '../errors/index.ts';
+import { paramRules, refuseParams } from './compat-params.ts';
 import { type CompatChatBody, compatChatBody, UNSUPPORTED_CHAT_PARAMS } from './compat-schema.ts';
 import type { NativeBody } from './native-schema.ts';
 
@@ -37,11 +37,11 @@ export const MAPPED_CHAT_PARAMS = [
   'store',
 ] as const;
 
-const KNOWN = new Set(Object.keys(compatChatBody.shape));
-const STREAM_OPTIONS = new Set(['include_usage']);
-
-const refuse = (param: string, message: string): GatewayError =>
-  new GatewayError('unsupported_parameter', message, { param });
+const CHAT_PARAMS = paramRules(
+  compatChatBody.shape,
+  Object.fromEntries(UNSUPPORTED_CHAT_PARAMS.map((name) => [name, []])),
+  { single: ['n'], streamOptions: ['include_usage'] },
+);
 
 /**
  * Refuses, before schema validation names anything else, the parameters the gateway cannot honour:
@@ -49,26 +49,7 @@ const refuse = (param: string, message: string): GatewayError =>
  * stripped, i.e. silently dropped). null means "not set", as OpenAI reads it.
  */
 export function rejectUnsupported(raw: unknown): void {
-  if (!raw || typeof raw !== 'object' || Array.isArray(raw)) return;
-  const body = raw as Record<string, unknown>;
-  for (const name of UNSUPPORTED_CHAT_PARAMS) {
-    const v = body[name];
-    if (v !== undefined && v !== null && v !== false)
-      throw refuse(name, `The parameter "${name}" is not supported by this gateway.`);
-  }
-  if (typeof body.n === 'number' && body.n > 1)
-    throw refuse('n', 'n must be 1: one choice per request is supported.');
-  for (const [name, v] of Object.entries(body))
-    if (!KNOWN.has(name) && v !== undefined && v !== null)
-      throw refuse(name, `The parameter "${name}" is not known to this gateway.`);
-  const so = body.stream_options;
-  if (so && typeof so === 'object' && !Array.isArray(so))
-    for (const [name, v] of Object.entries(so))
-      if (!STREAM_OPTIONS.has(name) && v !== undefined && v !== null)
-        throw refuse(
-          `stream_options.${name}`,
-          `The parameter "stream_options.${name}" is not supported by this gateway.`,
-        );
+  refuseParams(raw, CHAT_PARAMS);
 }
 
 /** A compatible chat body in the native vocabulary: the one place compatible parameters are mapped. */

@@ -1,9 +1,24 @@
 import type { FastifyReply } from 'fastify';
 import type { Exchange } from '../pipeline/exchange.ts';
-import type { PipelineResult } from '../pipeline/result.ts';
+import type { Failure, PipelineResult } from '../pipeline/result.ts';
 import { type ChunkContext, chunkFor, usageChunk } from './chunks.ts';
 import { nativeMeta, streamMetadata } from './meta.ts';
 import { writeStream } from './stream-out.ts';
+
+/**
+ * The `error` of a stream that broke after it started, in OpenAI's envelope: the provider's failure
+ * as `upstream_error`, the gateway's own refusal (a spend cap) as itself.
+ */
+export function streamError(f: Failure): Record<string, unknown> {
+  return f.refusal
+    ? { message: f.message, type: f.refusal.type, code: f.refusal.code, param: null }
+    : {
+        message: `The stream failed after it started: ${f.message}`,
+        type: 'api_error',
+        code: 'upstream_error',
+        param: null,
+      };
+}
 
 export interface StreamEncoding {
   dialect: 'native' | 'compat';
@@ -42,14 +57,7 @@ export function encodeStream(
       sse.data(chunk);
     },
     failed(f) {
-      const error = f.refusal
-        ? { message: f.message, type: f.refusal.type, code: f.refusal.code, param: null }
-        : {
-            message: `The stream failed after it started: ${f.message}`,
-            type: 'api_error',
-            code: 'upstream_error',
-            param: null,
-          };
+      const error = streamError(f);
       if (native) sse.event('error', { error });
       else sse.data({ error });
     },

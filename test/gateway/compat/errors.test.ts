@@ -157,6 +157,16 @@ describe.each(['/v1', '/api/v1'] as const)('compatible error table under %s', (p
         OpenAI.BadRequestError,
         want,
       );
+      await expectSdkError(
+        sdk().completions.create({ model: 'chat', prompt: 'x' }),
+        OpenAI.BadRequestError,
+        want,
+      );
+      await expectSdkError(
+        sdk().chat.completions.create({ model: 'complete', messages: user }),
+        OpenAI.BadRequestError,
+        want,
+      );
     });
   });
 
@@ -364,16 +374,7 @@ describe.each(['/v1', '/api/v1'] as const)('compatible error table under %s', (p
   });
 
   describe('404 unknown_url for OpenAI endpoints the gateway does not serve', () => {
-    it('completions.create (legacy completions) gets an OpenAI envelope the SDK can parse', async () => {
-      await expectSdkError(sdk().completions.create({ model: 'chat', prompt: 'x' }), OpenAI.NotFoundError, {
-        status: 404,
-        type: 'invalid_request_error',
-        code: 'unknown_url',
-        param: null,
-      });
-    });
-
-    it('moderations.create as well', async () => {
+    it('moderations.create gets an OpenAI envelope the SDK can parse', async () => {
       await expectSdkError(sdk().moderations.create({ model: 'chat', input: 'x' }), OpenAI.NotFoundError, {
         status: 404,
         type: 'invalid_request_error',

@@ -52,6 +52,13 @@ export const WORKFLOWS: readonly WorkflowDef[] = [
   { name: 'cut-stream', spec: { provider: 'oai', model: 'cut-2' } },
   { name: 'slow-chat', spec: { provider: 'oai', model: 'slow-300' } },
   { name: 'vision', spec: { requestType: 'vision', provider: 'gem', model: 'gemini-2.5-flash' } },
+  { name: 'complete', spec: { requestType: 'completion', provider: 'oai', model: 'gpt-4o-mini' } },
+  {
+    name: 'claude-complete',
+    spec: { requestType: 'completion', provider: 'claude', model: 'claude-haiku-4-5' },
+  },
+  { name: 'complete-fail', spec: { requestType: 'completion', provider: 'oai', model: 'fail-503' } },
+  { name: 'complete-cut', spec: { requestType: 'completion', provider: 'oai', model: 'cut-2' } },
   { name: 'embed', spec: { requestType: 'embedding', provider: 'oai', model: 'gpt-4o-mini' } },
   { name: 'image', spec: { requestType: 'image', provider: 'oai', model: 'gpt-4o-mini' } },
   { name: 'audio', spec: { requestType: 'audio', provider: 'oai', model: 'gpt-4o-mini' } },

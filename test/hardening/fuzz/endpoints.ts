@@ -114,6 +114,12 @@ const COMPAT_CHAT: Record<string, unknown>[] = [
   },
 ];
 
+const COMPAT_COMPLETION: Record<string, unknown>[] = [
+  { model: 'completion-wf', prompt: 'Once upon a time', max_tokens: 10, stop: ['\n'], temperature: 0.3 },
+  { model: 'completion-wf', prompt: ['Once'], stream: true, stream_options: { include_usage: true }, n: 1 },
+  { model: 'completion-wf', prompt: 'x', seed: 1, presence_penalty: 0.5, logit_bias: { '50256': -100 } },
+];
+
 const RESPONSES: Record<string, unknown>[] = [
   { model: 'chat-wf', input: 'hello there', instructions: 'be brief', max_output_tokens: 20 },
   {
@@ -354,6 +360,17 @@ export function endpoints(runs: number, channels: () => string[]): Endpoint[] {
       ),
     },
     {
+      name: 'POST /v1/completions',
+      surface: 'compat',
+      logged: true,
+      runs,
+      call: post(
+        prefix.map((p) => `${p}/completions`),
+        bodies(COMPAT_COMPLETION),
+        'ai',
+      ),
+    },
+    {
       name: 'POST /v1/embeddings, images, audio/speech',
       surface: 'compat',
       logged: true,
@@ -483,7 +500,7 @@ export function endpoints(runs: number, channels: () => string[]): Endpoint[] {
         path: fc.oneof(
           fc.tuple(prefix, pathParam).map(([p, x]) => `${p}/${x}`),
           fc.constantFrom(
-            '/v1/completions',
+            '/v1/moderations',
             '/v1/messages/batches',
             '/v1/files/x',
             '/',
