@@ -54,15 +54,14 @@ export function rejectUnsupported(raw: unknown): void {
 
 /** A compatible chat body in the native vocabulary: the one place compatible parameters are mapped. */
 export function compatChatToNative(body: CompatChatBody): NativeBody {
+  const maxTokens = body.max_completion_tokens ?? body.max_tokens;
   return {
     model: body.model,
     messages: body.messages,
-    ...(body.temperature !== undefined ? { temperature: body.temperature } : {}),
-    ...((body.max_completion_tokens ?? body.max_tokens) !== undefined
-      ? { max_tokens: body.max_completion_tokens ?? body.max_tokens }
-      : {}),
-    ...(body.top_p !== undefined ? { top_p: body.top_p } : {}),
-    ...(body.stop !== undefined ? { stop: body.stop } : {}),
+    ...(body.temperature != null ? { temperature: body.temperature } : {}),
+    ...(maxTokens != null ? { max_tokens: maxTokens } : {}),
+    ...(body.top_p != null ? { top_p: body.top_p } : {}),
+    ...(body.stop != null ? { stop: body.stop } : {}),
     ...(body.tools ? { tools: body.tools } : {}),
     ...(body.tool_choice !== undefined ? { tool_choice: body.tool_choice } : {}),
     ...(body.parallel_tool_calls != null ? { parallel_tool_calls: body.parallel_tool_calls } : {}),

@@ -42,20 +42,28 @@ function refusedShape<const N extends string>(
 
 const model = z.string({ error: 'model is required: send the workflow name' }).min(1).max(200);
 
+/** OpenAI's API reads null as "not set" for these, and clients send it so: the same here. */
+const compatSampling = {
+  temperature: sampling.temperature.nullable(),
+  max_tokens: sampling.max_tokens.nullable(),
+  top_p: sampling.top_p.nullable(),
+  stop: sampling.stop.nullable(),
+};
+
 export const compatChatBody = z.object({
   model,
   messages: z
     .array(message, { error: 'messages is required' })
     .min(1, 'messages must not be empty')
     .max(LIMITS.messages),
-  ...sampling,
+  ...compatSampling,
   ...chatControls,
-  max_completion_tokens: z.number().int().min(1).max(LIMITS.maxTokens).optional(),
-  stream: z.boolean().optional(),
+  max_completion_tokens: z.number().int().min(1).max(LIMITS.maxTokens).nullable().optional(),
+  stream: z.boolean().nullable().optional(),
   stream_options: z.object({ include_usage: z.boolean().nullable().optional() }).nullable().optional(),
   tools: z.array(tool).max(LIMITS.tools).optional(),
   tool_choice: toolChoice.optional(),
-  n: z.number().int().min(1).optional(),
+  n: z.number().int().min(1).nullable().optional(),
   response_format: freeForm.optional(),
   // Checked by the session stage: a malformed id names no session (422 session_not_found), not a 400.
   session_id: z.string().max(256).optional(),
@@ -77,7 +85,7 @@ export const compatCompletionBody = z.object({
   prompt: z.union([z.string().min(1), z.tuple([z.string().min(1)])], {
     error: 'prompt is required: a non-empty string',
   }),
-  ...sampling,
+  ...compatSampling,
   ...completionControls,
   stream: z.boolean().nullable().optional(),
   stream_options: z.object({ include_usage: z.boolean().nullable().optional() }).nullable().optional(),

@@ -187,6 +187,23 @@ describe.each(['/v1', '/api/v1'] as const)('completions with baseURL <gateway>%s
     expect(lastSent('/completions').body).toMatchObject({ prompt: 'alpha beta gamma', stop: ['beta'] });
   });
 
+  it('null sampling parameters mean "not set", as OpenAI reads them: nothing of them is sent', async () => {
+    const r = await raw('/completions', {
+      model: 'complete',
+      prompt: 'Write a haiku',
+      temperature: null,
+      top_p: null,
+      max_tokens: null,
+      stop: null,
+      n: null,
+      stream: null,
+    });
+    expect(r.status).toBe(200);
+    const body = lastSent('/completions').body;
+    for (const k of ['temperature', 'top_p', 'max_tokens', 'stop', 'n', 'stream'])
+      expect(body).not.toHaveProperty(k);
+  });
+
   it('a completion workflow on Anthropic: the prompt as one user message, stop as stop_sequences', async () => {
     const c = await sdk().completions.create({
       model: 'claude-complete',

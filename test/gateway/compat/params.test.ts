@@ -535,7 +535,20 @@ const CASES: Case[] = [
   },
   {
     name: 'null is "not set"',
-    params: { seed: null, logit_bias: null, reasoning_effort: null, store: null, logprobs: null },
+    params: {
+      seed: null,
+      logit_bias: null,
+      reasoning_effort: null,
+      store: null,
+      logprobs: null,
+      temperature: null,
+      top_p: null,
+      max_tokens: null,
+      max_completion_tokens: null,
+      stop: null,
+      n: null,
+      stream: null,
+    },
     covers: [],
     expect: {
       ...sameForOpenAIs({}),
