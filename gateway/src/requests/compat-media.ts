@@ -60,7 +60,7 @@ export function compatImage(raw: unknown): { model: string; native: NativeBody }
       model,
       prompt,
       ...(n !== undefined ? { n } : {}),
-      ...(size !== undefined ? { size } : {}),
+      ...(size !== undefined && size !== 'auto' ? { size } : {}),
       ...(quality !== undefined ? { quality } : {}),
       ...(style !== undefined ? { style } : {}),
       ...(response_format !== undefined ? { response_format } : {}),

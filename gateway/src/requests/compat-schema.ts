@@ -125,9 +125,12 @@ export const compatImageBody = z.object({
   model,
   prompt: z.string({ error: 'prompt is required' }).min(1).max(32000),
   n: z.number().int().min(1).max(LIMITS.images).optional(),
+  // `auto` (OpenAI's default for its newer image models) leaves the size to the provider.
   size: z
-    .string()
-    .regex(/^\d{2,5}x\d{2,5}$/, 'size must look like 1024x1024')
+    .union([
+      z.literal('auto'),
+      z.string().regex(/^\d{2,5}x\d{2,5}$/, 'size must be auto or look like 1024x1024'),
+    ])
     .optional(),
   quality: z.string().max(32).optional(),
   style: z.string().max(32).optional(),

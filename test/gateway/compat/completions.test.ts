@@ -435,8 +435,11 @@ describe.each(['/v1', '/api/v1'] as const)('completions with baseURL <gateway>%s
         background: 'auto',
         moderation: 'auto',
         stream: false,
+        size: 'auto',
       });
       expect(img.data).toHaveLength(1);
+      // `auto` leaves the size to the provider: none is sent.
+      expect(lastSent('/images/generations').body).not.toHaveProperty('size');
       const speech = await sdk().audio.speech.create({
         model: 'audio',
         input: 'hello',
