@@ -51,7 +51,12 @@ const gateway = createGateway(store, {
   ...(connection
     ? {
         state: (metrics, log) =>
-          createRuntimeState({ redis: connection, registry: metrics.registry, logger: log }),
+          createRuntimeState({
+            redis: connection,
+            registry: metrics.registry,
+            logger: log,
+            flushMs: env.SWITCHYARD_STATE_FLUSH_MS,
+          }),
       }
     : {}),
 });

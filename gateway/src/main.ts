@@ -45,7 +45,12 @@ const gateway = createGateway(store, {
   // The console API writes Workflow CRs only with SWITCHYARD_CONSOLE=kubernetes (off otherwise).
   console: await kubernetesConsole(consoleEnv!, logger),
   state: (metrics, log) =>
-    createRuntimeState({ redis: stateRedis!, registry: metrics.registry, logger: log }),
+    createRuntimeState({
+      redis: stateRedis!,
+      registry: metrics.registry,
+      logger: log,
+      flushMs: env.SWITCHYARD_STATE_FLUSH_MS,
+    }),
 });
 await source.start();
 // Before listening, so no request waits for the collection.

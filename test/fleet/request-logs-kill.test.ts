@@ -1,7 +1,9 @@
 /**
  * Request logs survive a crashed pod: three gateway processes on one Redis take traffic, one is
  * SIGKILLed mid-way, and every answer a client received must have its request-log entry, except
- * at most the requests that pod had in flight when it died.
+ * at most the requests that pod had in flight when it died and those it answered in its last flush
+ * window (SWITCHYARD_STATE_FLUSH_MS, 5 ms by default; counted here over the last WINDOW_MS before
+ * the kill, which allows for a late timer on a busy machine).
  */
 import { resolve } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
@@ -10,6 +12,7 @@ import { type Fleet, type FleetGateway, startFleet } from '#devkit/fleet';
 const EXAMPLES = resolve(import.meta.dirname, '../../examples');
 const KEY = 'sy_live_HEUADsAxMSNV8on9X3NkkU2lkBArrZ1v';
 const LANES_PER_GATEWAY = 8;
+const WINDOW_MS = 25;
 
 let fleet: Fleet;
 
@@ -24,9 +27,10 @@ afterAll(async () => {
 interface Received {
   gateway: number;
   id: string;
+  at: number;
 }
 
-it('loses at most the in-flight requests of a SIGKILLed gateway', async () => {
+it('loses at most the in-flight requests and the last flush window of a SIGKILLed gateway', async () => {
   const received: Received[] = [];
   const inFlight = [0, 0, 0];
   let stopped = false;
@@ -43,7 +47,7 @@ it('loses at most the in-flight requests of a SIGKILLed gateway', async () => {
         });
         await res.arrayBuffer();
         const id = res.headers.get('x-service-request-log-id');
-        if (res.status === 200 && id) received.push({ gateway: g.index, id });
+        if (res.status === 200 && id) received.push({ gateway: g.index, id, at: performance.now() });
       } catch {
         return; // this pod is gone: the lane stops, as a client would fail over elsewhere
       } finally {
@@ -57,6 +61,8 @@ it('loses at most the in-flight requests of a SIGKILLed gateway', async () => {
   await until(() => received.length >= 300, 20_000);
   // Requests sent to the victim and not yet answered: what a crash may legitimately lose.
   const killedAt = inFlight[1]!;
+  const killTime = performance.now();
+  const lastWindow = received.filter((r) => r.gateway === 1 && r.at >= killTime - WINDOW_MS).length;
   await victim.kill('SIGKILL');
   const atKill = received.length;
   await until(() => received.length >= atKill + 300, 20_000);
@@ -69,11 +75,12 @@ it('loses at most the in-flight requests of a SIGKILLed gateway', async () => {
   const fromVictim = received.filter((r) => r.gateway === 1).length;
   console.log(
     `request logs after SIGKILL: ${received.length} answers received (${fromVictim} from the killed pod), ` +
-      `${logged.size} entries logged, ${missing.length} missing; the killed pod had ${killedAt} in flight`,
+      `${logged.size} entries logged, ${missing.length} missing; the killed pod had ${killedAt} in flight ` +
+      `and answered ${lastWindow} in the ${WINDOW_MS} ms before the kill`,
   );
   expect(fromVictim).toBeGreaterThan(0);
   expect(missing.filter((m) => m.gateway !== 1)).toEqual([]);
-  expect(missing.length).toBeLessThanOrEqual(killedAt);
+  expect(missing.length).toBeLessThanOrEqual(killedAt + lastWindow);
 }, 90_000);
 
 async function until(cond: () => boolean, timeoutMs: number): Promise<void> {

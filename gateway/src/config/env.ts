@@ -14,6 +14,8 @@ export const gatewayEnv = z.object({
   SWITCHYARD_SEAL_KEY: z.string().min(1).optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   SWITCHYARD_SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).max(600_000).default(25_000),
+  // How long request-log entries and usage wait to go out together (0: every event-loop turn).
+  SWITCHYARD_STATE_FLUSH_MS: z.coerce.number().int().min(0).max(1000).default(5),
 });
 export type GatewayEnv = z.infer<typeof gatewayEnv>;
 

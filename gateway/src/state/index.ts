@@ -18,6 +18,8 @@ export interface RuntimeStateOptions {
   logger: Logger;
   /** Settlements buffered while Redis is away (default 10,000). */
   maxBuffered?: number;
+  /** How long settlements wait to go out together (default DEFAULT_FLUSH_MS). */
+  flushMs?: number;
 }
 
 /**
@@ -37,5 +39,6 @@ export function createRuntimeState(opts: RuntimeStateOptions): RuntimeState {
     logger: opts.logger,
     ownsClient: true,
     ...(opts.maxBuffered === undefined ? {} : { maxBuffered: opts.maxBuffered }),
+    ...(opts.flushMs === undefined ? {} : { flushMs: opts.flushMs }),
   });
 }

@@ -34,11 +34,24 @@ export interface RedisStateOptions {
   closeTimeoutMs?: number;
   /** close() also disconnects the client (when the state built it). */
   ownsClient?: boolean;
+  /**
+   * How long a settlement waits for others before its project's batch goes out (0: at the end of
+   * the event-loop turn). Bounds what a SIGKILL can lose besides the requests in flight.
+   */
+  flushMs?: number;
   now?: () => number;
 }
 
 /** Writes re-sent per round while draining the buffer (one script call per project among them). */
 const DRAIN_CHUNK = 256;
+/**
+ * The default flush window. At low concurrency a batch per turn is a batch per request: one script
+ * call, a write and a read syscall each, ~90 µs of CPU at concurrency 1 on the bench machine. Five
+ * milliseconds groups them while staying far below what a client could notice in the request log.
+ */
+export const DEFAULT_FLUSH_MS = 5;
+/** A window's batch goes out at once when it reaches this many settlements. */
+const FLUSH_AT = DRAIN_CHUNK;
 /**
  * Stream ids are Redis's clock at insertion, entry times the gateway's at completion; an entry is
  * never inserted before it finished, so ids older than `from` minus this skew allowance cannot hold
@@ -97,7 +110,7 @@ function batchArgs(
 }
 
 /**
- * Runtime state in Redis or Redis Cluster. A project's writes of one event-loop turn are one script
+ * Runtime state in Redis or Redis Cluster. A project's writes of one flush window (`flushMs`) are one script
  * call (write-script.ts: one round trip, applied whole or not at all, so a retry never
  * double-counts); while Redis cannot take them, they wait in a bounded buffer that drains as soon as
  * the client is ready again.
@@ -122,8 +135,14 @@ export class RedisRuntimeState implements RuntimeState {
     if (this.#buffer.size > 0) this.#drainSoon(0);
   };
   readonly #writeScript: ReturnType<typeof defineWrite>;
-  /** This turn's writes, by project: one script call each at the end of the turn. */
+  /** This window's writes, by project: one script call each when the window closes. */
   #pending = new Map<string, StateWrite[]>();
+  #pendingCount = 0;
+  #pendingTimer: NodeJS.Timeout | undefined;
+  /** The sends of the last window, so a read can wait for this pod's own writes. */
+  #lastSent: Promise<unknown> = Promise.resolve();
+  readonly #flushMs: number;
+  readonly #sendPendingNow = () => this.#sendPending();
   #inflight = 0;
   #draining = false;
   #timer: NodeJS.Timeout | undefined;
@@ -145,6 +164,7 @@ export class RedisRuntimeState implements RuntimeState {
     this.#closeTimeoutMs = opts.closeTimeoutMs ?? 5000;
     this.#ownsClient = opts.ownsClient ?? false;
     this.#now = opts.now ?? Date.now;
+    this.#flushMs = opts.flushMs ?? DEFAULT_FLUSH_MS;
     this.#writeScript = defineWrite(this.#client);
     this.#client.on('ready', this.#onReady);
   }
@@ -179,20 +199,35 @@ export class RedisRuntimeState implements RuntimeState {
     if (!batch) {
       batch = [];
       this.#pending.set(s.projectId, batch);
-      if (this.#pending.size === 1) {
+      if (this.#pendingCount === 0) {
         this.#inflight++;
-        setImmediate(() => this.#sendPending());
+        // Ref'd: a process that stops must not exit with a window open (close() waits for it).
+        if (this.#flushMs > 0) this.#pendingTimer = setTimeout(this.#sendPendingNow, this.#flushMs);
+        else setImmediate(this.#sendPendingNow);
       }
     }
     batch.push(s);
+    if (++this.#pendingCount >= FLUSH_AT) this.#sendPending();
   }
 
   #sendPending(): void {
+    if (this.#pendingCount === 0) return;
+    clearTimeout(this.#pendingTimer);
+    this.#pendingTimer = undefined;
     const pending = this.#pending;
     this.#pending = new Map();
-    for (const [projectId, batch] of pending) void this.#send(projectId, batch, true);
+    this.#pendingCount = 0;
+    const sends: Promise<Outcome>[] = [];
+    for (const [projectId, batch] of pending) sends.push(this.#send(projectId, batch, true));
+    this.#lastSent = Promise.all(sends);
     this.#inflight--;
     this.#settled();
+  }
+
+  /** A read sees this pod's own settlements: the open window goes out first and the read waits for it. */
+  async #ownWrites(): Promise<void> {
+    this.#sendPending();
+    await this.#lastSent;
   }
 
   /**
@@ -335,8 +370,12 @@ export class RedisRuntimeState implements RuntimeState {
     for (const w of waiters) w();
   }
 
-  /** Resolves once nothing is in flight or buffered (written, or dropped and counted). */
+  /**
+   * Sends the open window now and resolves once nothing is in flight or buffered (written, or
+   * dropped and counted).
+   */
   flush(): Promise<void> {
+    this.#sendPending();
     if (this.#inflight === 0 && !this.#draining && this.#buffer.size === 0) return Promise.resolve();
     return new Promise((resolve) => this.#idle.push(resolve));
   }
@@ -344,6 +383,7 @@ export class RedisRuntimeState implements RuntimeState {
   async close(timeoutMs = this.#closeTimeoutMs): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
+    this.#sendPending();
     let timer: NodeJS.Timeout | undefined;
     const waitMs = Math.min(timeoutMs, this.#closeTimeoutMs);
     await Promise.race([this.flush(), new Promise((r) => (timer = setTimeout(r, waitMs)))]);
@@ -381,6 +421,7 @@ export class RedisRuntimeState implements RuntimeState {
   }
 
   async queryLogs(projectId: string, q: LogQuery): Promise<LogPage> {
+    await this.#ownWrites();
     const key = STATE_KEYS.logs(projectId);
     const oldest = q.from === undefined ? '-' : String(Math.max(0, Math.floor(q.from) - CLOCK_SKEW_MS));
     const fetch = async (before: string | null, count: number): Promise<LogRow[]> => {
@@ -403,6 +444,7 @@ export class RedisRuntimeState implements RuntimeState {
   }
 
   async queryUsage(projectId: string, q: UsageQuery): Promise<UsageRow[]> {
+    await this.#ownWrites();
     const hours = usageHours(q);
     const results = await this.#read('usage', () => {
       const p = this.#client.pipeline();
