@@ -8,7 +8,19 @@ export interface Consumption {
   result?: CanonicalResult | undefined;
 }
 
-const perMTok = (tokens: number, price: string): number => (tokens * usdToMicros(price)) / 1_000_000;
+/** Prices are a snapshot's few strings, read on every request: parsed once each. */
+const priceMicros = new Map<string, number>();
+function priceToMicros(price: string): number {
+  let m = priceMicros.get(price);
+  if (m === undefined) {
+    if (priceMicros.size >= 4096) priceMicros.clear();
+    m = usdToMicros(price);
+    priceMicros.set(price, m);
+  }
+  return m;
+}
+
+const perMTok = (tokens: number, price: string): number => (tokens * priceToMicros(price)) / 1_000_000;
 
 function tokenCost(usage: Usage | undefined, pricing: ModelPricing): number | null {
   if (!usage || pricing.inputUsdPerMTok === undefined) return null;
@@ -30,13 +42,13 @@ export function costMicros(c: Consumption, pricing: ModelPricing | undefined): n
   const r = c.result;
   let micros: number | null;
   if (r?.kind === 'image' && pricing.usdPerImage !== undefined)
-    micros = r.images.length * usdToMicros(pricing.usdPerImage);
+    micros = r.images.length * priceToMicros(pricing.usdPerImage);
   else if (
     r?.kind === 'transcription' &&
     r.durationSeconds !== undefined &&
     pricing.usdPerAudioSecond !== undefined
   )
-    micros = r.durationSeconds * usdToMicros(pricing.usdPerAudioSecond);
+    micros = r.durationSeconds * priceToMicros(pricing.usdPerAudioSecond);
   else micros = tokenCost(c.usage, pricing);
   return micros === null ? null : Math.ceil(micros);
 }

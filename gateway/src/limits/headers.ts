@@ -21,22 +21,30 @@ export interface RateState {
   resetMs: number;
 }
 
+const KINDS: readonly RateKind[] = ['requests', 'tokens'];
+const NAMES = {
+  requests: ['x-ratelimit-limit-requests', 'x-ratelimit-remaining-requests', 'x-ratelimit-reset-requests'],
+  tokens: ['x-ratelimit-limit-tokens', 'x-ratelimit-remaining-tokens', 'x-ratelimit-reset-tokens'],
+} as const;
+
 export function rateLimitHeaders(
   limits: readonly RateLimit[],
   states: readonly RateState[],
   retryMs: number | undefined,
 ): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const kind of ['requests', 'tokens'] as RateKind[]) {
+  for (const kind of KINDS) {
     let best = -1;
-    limits.forEach((l, i) => {
-      if (l.kind !== kind || !states[i]) return;
-      if (best < 0 || states[i]!.remaining < states[best]!.remaining) best = i;
-    });
+    for (let i = 0; i < limits.length; i++) {
+      const s = states[i];
+      if (limits[i]!.kind !== kind || !s) continue;
+      if (best < 0 || s.remaining < states[best]!.remaining) best = i;
+    }
     if (best < 0) continue;
-    out[`x-ratelimit-limit-${kind}`] = String(limits[best]!.perMinute);
-    out[`x-ratelimit-remaining-${kind}`] = String(states[best]!.remaining);
-    out[`x-ratelimit-reset-${kind}`] = openAiDuration(states[best]!.resetMs);
+    const [limit, remaining, reset] = NAMES[kind];
+    out[limit] = String(limits[best]!.perMinute);
+    out[remaining] = String(states[best]!.remaining);
+    out[reset] = openAiDuration(states[best]!.resetMs);
   }
   if (retryMs !== undefined) out['retry-after-ms'] = String(Math.max(1, retryMs));
   return out;

@@ -12,6 +12,8 @@ export interface ParamRules {
    * nothing; besides those, absent, null and false count as not set.
    */
   refused: Readonly<Record<string, readonly unknown[]>>;
+  /** `refused` as a list, built once: the check runs on every request. */
+  refusedList: readonly (readonly [string, readonly unknown[]])[];
   /** Counts of which only 1 is served (`n`, `best_of`): a number above 1 is refused. */
   single: readonly string[];
   /** The fields of `stream_options` the endpoint reads, when it streams. */
@@ -33,6 +35,7 @@ export function paramRules(
   return {
     known: new Set(Object.keys(shape)),
     refused,
+    refusedList: Object.entries(refused),
     single: opts.single ?? [],
     ...(opts.streamOptions ? { streamOptions: new Set(opts.streamOptions) } : {}),
   };
@@ -46,7 +49,7 @@ export function paramRules(
 export function refuseParams(raw: unknown, rules: ParamRules): void {
   if (!raw || typeof raw !== 'object' || Array.isArray(raw)) return;
   const body = raw as Record<string, unknown>;
-  for (const [name, asksNothing] of Object.entries(rules.refused))
+  for (const [name, asksNothing] of rules.refusedList)
     if (!notSet(body[name], asksNothing))
       throw refuse(name, `The parameter "${name}" is not supported by this gateway.`);
   for (const name of rules.single) {
@@ -54,9 +57,12 @@ export function refuseParams(raw: unknown, rules: ParamRules): void {
     if (typeof v === 'number' && v > 1)
       throw refuse(name, `${name} must be 1: one choice per request is supported.`);
   }
-  for (const [name, v] of Object.entries(body))
-    if (!rules.known.has(name) && v !== undefined && v !== null)
+  for (const name in body) {
+    if (rules.known.has(name) || !Object.hasOwn(body, name)) continue;
+    const v = body[name];
+    if (v !== undefined && v !== null)
       throw refuse(name, `The parameter "${name}" is not known to this gateway.`);
+  }
   const so = body.stream_options;
   if (rules.streamOptions && so && typeof so === 'object' && !Array.isArray(so))
     for (const [name, v] of Object.entries(so))

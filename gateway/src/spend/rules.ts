@@ -43,18 +43,38 @@ export function capsOf(project: SnapshotProject): ProjectCaps {
 /** Keys of a finished period stay a day, so a late settle or the operator's last read still finds them. */
 const KEEP_AFTER_SEC = 86_400;
 
+/** A rule's current period as last computed: the key and bounds change only when a period ends. */
+interface PeriodMemo {
+  projectId: string;
+  startMs: number;
+  endMs: number;
+  key: string;
+  resetAt: Date;
+}
+const periods = new WeakMap<CapRule, PeriodMemo>();
+
 /** The cap's keys and bounds in the period that contains `nowMs`. */
 export function capRef(projectId: string, rule: CapRule, nowMs: number): CapRef & { resetAt: Date } {
-  const c = rule.config;
-  const w = periodWindow(c.period, new Date(nowMs));
-  const key =
-    c.scope === 'workflow'
-      ? SPEND_KEYS.slot(projectId, c.workflow ?? '', c.slot ?? 'primary', c.period, w.start)
-      : SPEND_KEYS.project(projectId, c.period, w.start);
+  let m = periods.get(rule);
+  if (!m || nowMs < m.startMs || nowMs >= m.endMs || m.projectId !== projectId) {
+    const c = rule.config;
+    const w = periodWindow(c.period, new Date(nowMs));
+    m = {
+      projectId,
+      startMs: w.start.getTime(),
+      endMs: w.end.getTime(),
+      key:
+        c.scope === 'workflow'
+          ? SPEND_KEYS.slot(projectId, c.workflow ?? '', c.slot ?? 'primary', c.period, w.start)
+          : SPEND_KEYS.project(projectId, c.period, w.start),
+      resetAt: w.end,
+    };
+    periods.set(rule, m);
+  }
   return {
-    key,
+    key: m.key,
     limitMicros: rule.limitMicros,
-    ttlSec: Math.ceil((w.end.getTime() - nowMs) / 1000) + KEEP_AFTER_SEC,
-    resetAt: w.end,
+    ttlSec: Math.ceil((m.endMs - nowMs) / 1000) + KEEP_AFTER_SEC,
+    resetAt: m.resetAt,
   };
 }
