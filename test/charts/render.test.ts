@@ -298,7 +298,15 @@ describe('what the chart renders', () => {
         expect(container(d).readinessProbe.httpGet).toEqual({ path: '/readyz', port: 'metrics' });
       }
     const gw = find(full, 'Deployment', 'ai-gateway-gateway');
-    expect(container(gw).args).toEqual(['dist/gateway/src/main.js']);
+    // gateway.nodeFlags go before the entry point, where node reads its own and V8's flags.
+    expect(container(gw).args).toEqual([
+      '--max-semi-space-size=16',
+      '--heap-growing-percent=50',
+      'dist/gateway/src/main.js',
+    ]);
+    expect(container(find(defaults, 'Deployment', 'switchyard-gateway')).args).toEqual([
+      'dist/gateway/src/main.js',
+    ]);
     expect(container(gw).ports).toEqual([
       { name: 'http', containerPort: 8000, protocol: 'TCP' },
       { name: 'metrics', containerPort: 9000, protocol: 'TCP' },
