@@ -132,6 +132,9 @@ async function measureTarget(t: Target, sims: Sim[], o: BenchOptions): Promise<T
     o.log(
       `  ${s.name}: max ${Math.round(throughput.maxRps)} req/s with p99 < ${o.p99LimitMs} ms; ${cpuPerRequestUs.toFixed(0)} µs CPU per request`,
     );
+    // The streaming path's JIT warm-up, not recorded (as the plain warm-up above): otherwise the
+    // first row measured pays for compiling the SSE parser and encoders in its TTFT.
+    await streamProbe(s.request(sims[0]!, true), o.streamConcurrency, o.streamConcurrency);
     // One stream at a time for the time to first token (the goal figure), then several at once.
     const stream = await streamProbe(s.request(sims[0]!, true), o.streams, 1);
     const streamConcurrent = await streamProbe(s.request(sims[0]!, true), o.streams, o.streamConcurrency);

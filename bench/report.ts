@@ -148,7 +148,7 @@ export function markdown(r: BenchResult): string {
     `Run: ${r.durationS} s; ${o.durationS} s per load point; upstream delays ${o.delays.join(', ')} ms; ` +
       `concurrency 1 (closed loop, µs-resolution undici client) and ${o.highConcurrency} (autocannon connections, whole-ms histogram); throughput = autocannon, ${o.highConcurrency} connections, ` +
       `bisection over connections for the highest throughput with p99 < ${o.p99LimitMs} ms (delay ${o.delays[0]} ms); ` +
-      `streams: ${o.streamChunks} chunks ${o.chunkIntervalMs} ms apart, ${o.streams} one at a time (TTFT) then ${o.streams} ${o.streamConcurrency} at a time (gaps).`,
+      `streams: ${o.streamChunks} chunks ${o.chunkIntervalMs} ms apart, ${o.streamConcurrency} at once to warm up, then ${o.streams} one at a time (TTFT) then ${o.streams} ${o.streamConcurrency} at a time (gaps).`,
     '',
   );
   lines.push('## Added latency (target minus direct, same percentile, ms)', '');
