@@ -310,7 +310,7 @@ export async function gatewayTarget(
       SWITCHYARD_HOST: '127.0.0.1',
       SWITCHYARD_PORT: String(port),
       SWITCHYARD_METRICS_PORT: String(metricsPort),
-      LOG_LEVEL: 'warn',
+      LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'warn',
     },
     compat.request(sims[0]!, false),
     variant === 'stateless' ? [compat, native] : [compat, native, responses, messages, cacheHit],

@@ -3,6 +3,7 @@ import { parseSealKey } from '#contract';
 import { ConfigError, readGatewayEnv } from './config/env.ts';
 import { kubernetesConsole, readConsoleEnv } from './console/env.ts';
 import { createGateway } from './gateway.ts';
+import { bufferedStdout } from './observability/log-destination.ts';
 import { RedisSnapshotSource } from './snapshot/redis-source.ts';
 import { SnapshotStore } from './snapshot/store.ts';
 import { releaseStartupMemory } from './startup-memory.ts';
@@ -31,7 +32,8 @@ try {
   process.stderr.write(`switchyard-gateway: ${(err as Error).message}\n`);
   process.exit(2);
 }
-const logger = pino({ level: env.LOG_LEVEL, base: { service: 'switchyard-gateway' } });
+const logOut = bufferedStdout();
+const logger = pino({ level: env.LOG_LEVEL, base: { service: 'switchyard-gateway' } }, logOut.stream);
 // OpenTelemetry traces when OTEL_EXPORTER_OTLP_ENDPOINT is set (the SDK is loaded only then).
 const tracing = await startTracing(process.env, logger).catch((err: unknown) => {
   process.stderr.write(`switchyard-gateway: ${(err as Error).message}\n`);
@@ -61,6 +63,8 @@ const { url, metricsUrl } = await gateway.listen(
   env.SWITCHYARD_METRICS_PORT,
 );
 logger.info({ msg: 'gateway ready', url, metricsUrl, snapshot: store.current?.version ?? null });
+// Whoever waits for the pod (a supervisor, a test) reads this line now, not at the next flush.
+logOut.flush();
 
 /**
  * The stop is bounded step by step (shutdown.ts); this is the backstop should anything still hold
