@@ -1,6 +1,6 @@
-import { randomBytes } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AuthContext } from '../auth/authenticate.ts';
+import { randomHex } from '../domain/ids.ts';
 import { GatewayError } from '../errors/index.ts';
 import type { Pipeline } from '../pipeline/run.ts';
 import type { ChatMessage, ChatRequest } from '../providers/types.ts';
@@ -27,7 +27,7 @@ function gate(req: FastifyRequest): AuthContext {
   return auth;
 }
 
-const messageId = (): string => `msg_${randomBytes(16).toString('hex')}`;
+const messageId = (): string => `msg_${randomHex(16)}`;
 
 /**
  * POST /v1/messages and /v1/messages/count_tokens (Anthropic's Messages API): parse

@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { randomHex } from '../domain/ids.ts';
 import { GatewayError } from '../errors/index.ts';
 import type { ChatMessage, ContentPart, ToolCall } from '../providers/types.ts';
 import { isObjectSchema } from './common-schema.ts';
@@ -59,7 +59,7 @@ export const RESPONSES_HINTS = [
 ] as const;
 const INCLUDABLE = new Set(['reasoning.encrypted_content']);
 
-export const newId = (prefix: string): string => `${prefix}_${randomBytes(20).toString('hex')}`;
+export const newId = (prefix: string): string => `${prefix}_${randomHex(20)}`;
 
 const refuse = (param: string, message: string): GatewayError =>
   new GatewayError('unsupported_parameter', message, { param });
