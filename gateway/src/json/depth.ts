@@ -30,7 +30,7 @@ export function jsonDepth(text: string, limit = Number.POSITIVE_INFINITY): numbe
         deepest = depth;
         if (deepest > limit) return deepest;
       }
-    } else if ((c === 93 /* ] */ || c === 125) /* } */ && depth > 0) depth--;
+    } else if (depth > 0 && (c === 93 || c === 125)) depth--; // ] or }
   }
   return deepest;
 }
