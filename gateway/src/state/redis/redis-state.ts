@@ -110,10 +110,10 @@ function batchArgs(
 }
 
 /**
- * Runtime state in Redis or Redis Cluster. A project's writes of one flush window (`flushMs`) are one script
- * call (write-script.ts: one round trip, applied whole or not at all, so a retry never
- * double-counts); while Redis cannot take them, they wait in a bounded buffer that drains as soon as
- * the client is ready again.
+ * Runtime state in Redis or Redis Cluster. A project's writes of one flush window (`flushMs`) are
+ * one script call (write-script.ts: one round trip, applied whole or not at all, so a retry never
+ * double-counts); while Redis cannot take them, they wait in a bounded buffer that drains as soon
+ * as the client is ready again.
  */
 export class RedisRuntimeState implements RuntimeState {
   readonly backend = 'redis' as const;
@@ -201,7 +201,7 @@ export class RedisRuntimeState implements RuntimeState {
       this.#pending.set(s.projectId, batch);
       if (this.#pendingCount === 0) {
         this.#inflight++;
-        // Ref'd: a process that stops must not exit with a window open (close() waits for it).
+        // Ref'd: a process must not exit with a window open (close() sends it through flush()).
         if (this.#flushMs > 0) this.#pendingTimer = setTimeout(this.#sendPendingNow, this.#flushMs);
         else setImmediate(this.#sendPendingNow);
       }
@@ -383,7 +383,6 @@ export class RedisRuntimeState implements RuntimeState {
   async close(timeoutMs = this.#closeTimeoutMs): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
-    this.#sendPending();
     let timer: NodeJS.Timeout | undefined;
     const waitMs = Math.min(timeoutMs, this.#closeTimeoutMs);
     await Promise.race([this.flush(), new Promise((r) => (timer = setTimeout(r, waitMs)))]);
