@@ -9,7 +9,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAPPED_COMPLETION_PARAMS, UNSUPPORTED_COMPLETION_PARAMS } from '#gateway/requests/compat-completion';
 import { compatCompletionBody } from '#gateway/requests/compat-schema';
 import { NO_AI_SCOPE_KEY } from '../../harness/manifests.ts';
-import { API_KEY, type CompatEnv, rawJson, startCompatEnv } from './helpers.ts';
+import {
+  API_KEY,
+  type CompatEnv,
+  type ErrorWant,
+  expectEnvelope,
+  rawJson,
+  startCompatEnv,
+} from './helpers.ts';
 
 let env: CompatEnv;
 beforeAll(async () => {
@@ -19,12 +26,7 @@ afterAll(async () => {
   await env?.close();
 });
 
-interface Want {
-  status: number;
-  type: string;
-  code: string;
-  param: string | null;
-}
+type Want = ErrorWant;
 
 async function expectSdkError(call: Promise<unknown>, want: Want): Promise<APIError> {
   const err = await call.then(
@@ -35,16 +37,6 @@ async function expectSdkError(call: Promise<unknown>, want: Want): Promise<APIEr
   const e = err as APIError;
   expect({ status: e.status, type: e.type, code: e.code, param: e.param ?? null }).toEqual(want);
   return e;
-}
-
-/** The raw answer is exactly OpenAI's envelope. */
-function expectEnvelope(r: { status: number; json: unknown }, want: Want): string {
-  expect(r.status).toBe(want.status);
-  const body = r.json as { error: Record<string, unknown> };
-  expect(Object.keys(body)).toEqual(['error']);
-  expect(Object.keys(body.error).sort()).toEqual(['code', 'message', 'param', 'type']);
-  expect(body.error).toMatchObject({ type: want.type, code: want.code, param: want.param });
-  return body.error.message as string;
 }
 
 const refusal = (param: string): Want => ({

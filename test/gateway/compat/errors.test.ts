@@ -13,7 +13,15 @@ import type {
 } from 'openai/resources/chat/completions';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NO_AI_SCOPE_KEY, OTHER_KEY } from '../../harness/manifests.ts';
-import { API_KEY, CLOSED_KEY, type CompatEnv, rawJson, startCompatEnv } from './helpers.ts';
+import {
+  API_KEY,
+  CLOSED_KEY,
+  type CompatEnv,
+  type ErrorWant,
+  expectEnvelope,
+  rawJson,
+  startCompatEnv,
+} from './helpers.ts';
 
 let env: CompatEnv;
 beforeAll(async () => {
@@ -25,12 +33,7 @@ afterAll(async () => {
 
 type ErrorClass = abstract new (...args: never[]) => APIError;
 
-interface Expected {
-  status: number;
-  type: string;
-  code: string;
-  param: string | null;
-}
+type Expected = ErrorWant;
 
 /** The SDK call must reject with `cls`, carrying the expected status and envelope fields. */
 async function expectSdkError(call: Promise<unknown>, cls: ErrorClass, want: Expected): Promise<APIError> {
@@ -46,16 +49,6 @@ async function expectSdkError(call: Promise<unknown>, cls: ErrorClass, want: Exp
   expect(e.param ?? null).toBe(want.param);
   expect(typeof (e.error as { message?: unknown }).message).toBe('string');
   return e;
-}
-
-/** The raw body is the OpenAI envelope with exactly these fields. */
-function expectEnvelope(r: { status: number; json: unknown }, want: Expected): void {
-  expect(r.status).toBe(want.status);
-  const body = r.json as { error: Record<string, unknown> };
-  expect(Object.keys(body)).toEqual(['error']);
-  expect(Object.keys(body.error).sort()).toEqual(['code', 'message', 'param', 'type']);
-  expect(body.error).toMatchObject({ type: want.type, code: want.code, param: want.param });
-  expect((body.error.message as string).length).toBeGreaterThan(0);
 }
 
 const user = [{ role: 'user' as const, content: 'hello' }];

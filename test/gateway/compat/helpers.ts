@@ -3,6 +3,7 @@
  * free ports, and the official `openai` SDK pointed at it (no retries, so every error surfaces).
  */
 import OpenAI from 'openai';
+import { expect } from 'vitest';
 import { type RunningGateway, startGateway } from '../../harness/gateway.ts';
 import { API_KEY, apiKey, baseConfig, NS, PROJECT_ID, project, workflow } from '../../harness/manifests.ts';
 import type { Simulator } from '../../simulator/index.ts';
@@ -187,4 +188,24 @@ export async function rawJson(
     json = undefined;
   }
   return { status: res.status, headers: res.headers, json, text };
+}
+
+/** The error fields a compatible-surface refusal must carry. */
+export interface ErrorWant {
+  status: number;
+  type: string;
+  code: string;
+  param: string | null;
+}
+
+/** The raw body is OpenAI's error envelope with exactly these fields; returns its message. */
+export function expectEnvelope(r: { status: number; json: unknown }, want: ErrorWant): string {
+  expect(r.status).toBe(want.status);
+  const body = r.json as { error: Record<string, unknown> };
+  expect(Object.keys(body)).toEqual(['error']);
+  expect(Object.keys(body.error).sort()).toEqual(['code', 'message', 'param', 'type']);
+  expect(body.error).toMatchObject({ type: want.type, code: want.code, param: want.param });
+  const message = body.error.message as string;
+  expect(message.length).toBeGreaterThan(0);
+  return message;
 }
