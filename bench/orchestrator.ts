@@ -1,5 +1,6 @@
 import { cpus, loadavg } from 'node:os';
 import { startRedis } from '#devkit/redis';
+import type { GatewayRuntime } from './lib/pod-runtime.ts';
 import { cpuMs, rssSampler } from './lib/rss.ts';
 import {
   asLatencyPoint,
@@ -38,8 +39,10 @@ export interface BenchOptions {
   streams: number;
   streamConcurrency: number;
   cpuProfDir?: string;
-  /** How the gateway targets run (another checkout's dist/, Node flags). */
-  gateway?: Pick<GatewayTargetOptions, 'root' | 'nodeFlags'>;
+  /** How the gateway targets run (another checkout's dist/, Node flags, the pod's memory limit). */
+  gateway?: Pick<GatewayTargetOptions, 'root' | 'nodeFlags' | 'cgroup'>;
+  /** The gateway pods' flags and memory limit, as the report states them. */
+  gatewayRuntime?: GatewayRuntime;
   log(line: string): void;
 }
 

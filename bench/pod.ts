@@ -7,6 +7,9 @@
  * container), RSS idle (1 s after the first 200), RSS peak and CPU per request under `--connections`
  * autocannon connections on the compatible surface, RSS 2 s after the load.
  *   node bench/pod.ts [--runs 3] [--duration 5] [--connections 50] [--root DIR] [--gateway-flags "..."]
+ *                     [--memory-limit chart|none|MiB]
+ * The pod runs with its chart's `gateway.nodeFlags` and memory limit unless told otherwise
+ * (bench/lib/pod-runtime.ts).
  */
 import { mkdtempSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
@@ -14,6 +17,7 @@ import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { startRedis } from '#devkit/redis';
 import type { Variant } from './lib/config.ts';
+import { describeRuntime, gatewayRuntime } from './lib/pod-runtime.ts';
 import { cpuMs, rssMb, rssSampler } from './lib/rss.ts';
 import { cannon, latencyPoint } from './load.ts';
 import { type GatewayTargetOptions, gatewayTarget, type Sim, startSim } from './targets.ts';
@@ -26,6 +30,7 @@ const { values } = parseArgs({
     variants: { type: 'string', default: 'stateful,stateless' },
     root: { type: 'string' },
     'gateway-flags': { type: 'string' },
+    'memory-limit': { type: 'string', default: 'chart' },
   },
 });
 
@@ -47,9 +52,12 @@ const median = (xs: number[]) => {
   return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
 };
 
+const root = resolve(values.root ?? join(import.meta.dirname, '..'));
+const gw = gatewayRuntime(root, { flags: values['gateway-flags'], memoryLimit: values['memory-limit'] });
 const base: GatewayTargetOptions = {
-  ...(values.root ? { root: resolve(values.root) } : {}),
-  ...(values['gateway-flags'] ? { nodeFlags: values['gateway-flags'].split(/\s+/).filter(Boolean) } : {}),
+  ...(values.root ? { root } : {}),
+  nodeFlags: gw.nodeFlags,
+  ...(gw.cgroup ? { cgroup: gw.cgroup } : {}),
 };
 const durationS = Number(values.duration);
 const connections = Number(values.connections);
@@ -107,10 +115,11 @@ try {
 } finally {
   await sim.proc.stop();
   await redis.stop();
+  gw.cgroup?.remove();
 }
 
 const lines = [
-  `gateway pod (${values.root ? resolve(values.root) : 'this checkout'}${base.nodeFlags ? `, ${base.nodeFlags.join(' ')}` : ''}): medians of ${values.runs} runs; load average ${loadStart.toFixed(2)} at start, ${loadavg()[0]?.toFixed(2)} at end`,
+  `gateway pod (${values.root ? root : 'this checkout'}; ${describeRuntime(gw.runtime)}): medians of ${values.runs} runs; load average ${loadStart.toFixed(2)} at start, ${loadavg()[0]?.toFixed(2)} at end`,
   '',
   '| variant | start → first 200, new pod (ms) | restarted, warm compile cache (ms) | RSS idle (MB) | RSS peak c' +
     `${connections} (MB) | RSS after (MB) | req/s c${connections} | CPU µs / request |`,

@@ -2,14 +2,16 @@
  * CPU profile of the gateway hot path: Redis + simulator (0 ms) + gateway under `node --cpu-prof`,
  * autocannon load on one surface, then the self-time aggregation of bench/analyse-profile.ts.
  *   node bench/profile.ts [--surface compat|native] [--duration 10] [--dir .cache/prof] [--stateless]
- * The gateway is the production pod (dist/, the bench config: caps, limits, logs, usage); with
- * --stateless, the same config without caps and limits.
+ * The gateway is the production pod (dist/, the bench config: caps, limits, logs, usage, the chart's
+ * Node flags and memory limit as in bench/lib/pod-runtime.ts); with --stateless, the same config
+ * without caps and limits.
  */
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, readdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { startRedis } from '#devkit/redis';
+import { describeRuntime, gatewayRuntime } from './lib/pod-runtime.ts';
 import { cannon, latencyPoint } from './load.ts';
 import { gatewayTarget, startSim } from './targets.ts';
 
@@ -21,15 +23,20 @@ const { values } = parseArgs({
     dir: { type: 'string', default: '.cache/prof' },
     top: { type: 'string', default: '25' },
     stateless: { type: 'boolean', default: false },
+    'memory-limit': { type: 'string', default: 'chart' },
   },
 });
 const dir = resolve(values.dir, `${Date.now()}`);
 mkdirSync(dir, { recursive: true });
 const redis = await startRedis();
 const sim = await startSim(0, 64, 20);
+const pod = gatewayRuntime(resolve(import.meta.dirname, '..'), { memoryLimit: values['memory-limit'] });
+process.stdout.write(`gateway pod: ${describeRuntime(pod.runtime)}\n`);
 const gw = await gatewayTarget([sim], redis.url, {
   cpuProfDir: dir,
   variant: values.stateless ? 'stateless' : 'stateful',
+  nodeFlags: pod.nodeFlags,
+  ...(pod.cgroup ? { cgroup: pod.cgroup } : {}),
 });
 let requests = 0;
 try {
@@ -45,6 +52,7 @@ try {
   await gw.stop();
   await sim.proc.stop();
   await redis.stop();
+  pod.cgroup?.remove();
 }
 const file = readdirSync(dir).find((f) => f.endsWith('.cpuprofile'));
 if (!file) throw new Error(`no .cpuprofile written in ${dir}`);

@@ -1,3 +1,4 @@
+import { describeRuntime } from './lib/pod-runtime.ts';
 import type { BenchResult, SurfaceResult } from './orchestrator.ts';
 
 /** Markdown report: absolute figures, overhead against the direct floor, ratios and the goals. */
@@ -151,6 +152,7 @@ export function markdown(r: BenchResult): string {
       `streams: ${o.streamChunks} chunks ${o.chunkIntervalMs} ms apart, ${o.streamConcurrency} at once to warm up, then ${o.streams} one at a time (TTFT) then ${o.streams} ${o.streamConcurrency} at a time (gaps).`,
     '',
   );
+  if (o.gatewayRuntime) lines.push(`Gateway pods: ${describeRuntime(o.gatewayRuntime)}.`, '');
   lines.push('## Added latency (target minus direct, same percentile, ms)', '');
   const head = [
     'target',

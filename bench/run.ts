@@ -3,13 +3,17 @@
  * pass-through) and its peer (Portkey), in one run. Writes bench/results/latest.{json,md}.
  *   node bench/run.ts [--targets direct,passthrough,gateway,portkey] [--delays 0,50] [--duration 5]
  *                     [--quick] [--cpu-prof DIR] [--root DIR] [--gateway-flags "--flag ..."]
- * The gateway rows run the compiled production entry point (`make build` first): --root runs
- * another checkout's dist/ (a before/after comparison on the same machine).
+ *                     [--memory-limit chart|none|MiB]
+ * The gateway rows run the compiled production entry point (`make build` first) as the chart runs
+ * it: its `gateway.nodeFlags` and, where this machine allows a memory cgroup, its container memory
+ * limit (bench/lib/pod-runtime.ts). --root runs another checkout's dist/ under that checkout's
+ * chart (a before/after comparison on the same machine); --gateway-flags replaces the flags.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { checkRedisBinary } from '#devkit/redis';
+import { describeRuntime, gatewayRuntime } from './lib/pod-runtime.ts';
 import { runBench } from './orchestrator.ts';
 import { markdown, ratios } from './report.ts';
 import { TARGET_NAMES, type TargetName } from './targets.ts';
@@ -25,6 +29,7 @@ const { values } = parseArgs({
     name: { type: 'string', default: 'latest' },
     root: { type: 'string' },
     'gateway-flags': { type: 'string' },
+    'memory-limit': { type: 'string', default: 'chart' },
   },
 });
 
@@ -37,6 +42,9 @@ try {
   process.exit(2);
 }
 
+const root = resolve(values.root ?? join(import.meta.dirname, '..'));
+const gw = gatewayRuntime(root, { flags: values['gateway-flags'], memoryLimit: values['memory-limit'] });
+process.stdout.write(`gateway pods: ${describeRuntime(gw.runtime)}\n`);
 const result = await runBench({
   targets,
   delays: values.delays.split(',').map(Number),
@@ -50,11 +58,13 @@ const result = await runBench({
   streamConcurrency: 5,
   ...(values['cpu-prof'] ? { cpuProfDir: resolve(values['cpu-prof']) } : {}),
   gateway: {
-    ...(values.root ? { root: resolve(values.root) } : {}),
-    ...(values['gateway-flags'] ? { nodeFlags: values['gateway-flags'].split(/\s+/).filter(Boolean) } : {}),
+    ...(values.root ? { root } : {}),
+    nodeFlags: gw.nodeFlags,
+    ...(gw.cgroup ? { cgroup: gw.cgroup } : {}),
   },
+  gatewayRuntime: gw.runtime,
   log: (line) => process.stdout.write(`${line}\n`),
-});
+}).finally(() => gw.cgroup?.remove());
 
 const out = resolve(values.out);
 mkdirSync(out, { recursive: true });

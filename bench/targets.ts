@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import type { MemoryCgroup } from './lib/cgroup.ts';
 import { publishConfig, type Variant, writeConfig } from './lib/config.ts';
 import { freePort, type Probe, type Proc, startProc, waitFor200 } from './lib/proc.ts';
 
@@ -107,8 +108,10 @@ async function spawnTarget(
   env: Record<string, string>,
   probe: RequestSpec,
   surfaces: Surface[],
+  cgroup?: MemoryCgroup,
 ): Promise<Target> {
-  const proc = startProc(name, NODE, args, { env, cwd: ROOT });
+  const { cmd, args: argv } = cgroup ? cgroup.wrap(NODE, args) : { cmd: NODE, args };
+  const proc = startProc(name, cmd, argv, { env, cwd: ROOT });
   const startupMs = await waitFor200(proc, { ...probe, method: 'POST' });
   return { name, pid: proc.pid, startupMs, surfaces, stop: () => proc.stop() };
 }
@@ -220,6 +223,8 @@ export interface GatewayTargetOptions {
   root?: string;
   /** V8 / Node flags for the gateway process, e.g. --max-semi-space-size=2. */
   nodeFlags?: string[];
+  /** The container's memory limit, as a cgroup the process starts in (bench/lib/cgroup.ts). */
+  cgroup?: MemoryCgroup;
   /** Node's compile cache folder; a fresh empty one (a new pod's first start) when omitted. */
   compileCache?: string;
 }
@@ -314,6 +319,7 @@ export async function gatewayTarget(
     },
     compat.request(sims[0]!, false),
     variant === 'stateless' ? [compat, native] : [compat, native, responses, messages, cacheHit],
+    opts.cgroup,
   );
 }
 

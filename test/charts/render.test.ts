@@ -304,7 +304,9 @@ describe('what the chart renders', () => {
       '--heap-growing-percent=50',
       'dist/gateway/src/main.js',
     ]);
+    // By default, V8's young generation is sized explicitly, not from the container's memory limit.
     expect(container(find(defaults, 'Deployment', 'switchyard-gateway')).args).toEqual([
+      '--max-semi-space-size=16',
       'dist/gateway/src/main.js',
     ]);
     expect(container(gw).ports).toEqual([

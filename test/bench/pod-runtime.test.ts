@@ -1,0 +1,59 @@
+/**
+ * The bench runs a gateway pod as the chart does: the chart's Node flags, and its container memory
+ * limit as a real memory cgroup, so that Node sizes V8's heap from the limit as it does in a pod.
+ */
+import { execFileSync } from 'node:child_process';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { memoryCgroup } from '../../bench/lib/cgroup.ts';
+import { chartPodRuntime, gatewayRuntime, quantityMb } from '../../bench/lib/pod-runtime.ts';
+
+const ROOT = join(import.meta.dirname, '../..');
+
+describe('the gateway pod runtime the bench uses', () => {
+  it('reads Kubernetes memory quantities', () => {
+    expect(quantityMb('512Mi')).toBe(512);
+    expect(quantityMb('1Gi')).toBe(1024);
+    expect(quantityMb(536870912)).toBe(512);
+    expect(quantityMb('1000M')).toBeCloseTo(953.67, 2);
+    expect(() => quantityMb('lots')).toThrow(/not a memory quantity/);
+  });
+
+  it("takes the chart's nodeFlags and memory limit, and lets the command line replace them", () => {
+    const chart = chartPodRuntime(ROOT);
+    expect(chart.nodeFlags).toEqual(['--max-semi-space-size=16']);
+    expect(chart.memoryLimitMb).toBe(512);
+    const none = gatewayRuntime(ROOT, { flags: '', memoryLimit: 'none' });
+    expect(none).toMatchObject({ nodeFlags: [], cgroup: undefined, runtime: { memoryLimitMb: undefined } });
+    const other = gatewayRuntime(ROOT, { flags: '--max-semi-space-size=4 --jitless', memoryLimit: 'none' });
+    expect(other.nodeFlags).toEqual(['--max-semi-space-size=4', '--jitless']);
+    expect(chartPodRuntime('/nonexistent')).toEqual({ nodeFlags: [], memoryLimitMb: undefined });
+  });
+
+  it('starts a process that Node sees as limited to the memory limit, or says why it cannot', () => {
+    const cg = memoryCgroup(384, `switchyard-test-${process.pid}`);
+    if (typeof cg === 'string') {
+      // A machine without root or a memory controller: the report states this reason.
+      expect(cg).toMatch(/cgroup/);
+      return;
+    }
+    try {
+      const { cmd, args } = cg.wrap(process.execPath, [
+        '-e',
+        'const v8 = require("node:v8"); console.log(JSON.stringify({ limit: process.constrainedMemory(), heap: v8.getHeapStatistics().heap_size_limit }))',
+      ]);
+      const seen = JSON.parse(execFileSync(cmd, args, { encoding: 'utf8' })) as {
+        limit: number;
+        heap: number;
+      };
+      process.stdout.write(
+        `cgroup v${cg.version}: constrainedMemory ${seen.limit / 2 ** 20} MiB, V8 heap limit ${Math.round(seen.heap / 2 ** 20)} MiB\n`,
+      );
+      expect(seen.limit).toBe(384 * 2 ** 20);
+      // V8 sized from the limit, not from the machine's memory.
+      expect(seen.heap).toBeLessThan(384 * 2 ** 20);
+    } finally {
+      cg.remove();
+    }
+  });
+});
