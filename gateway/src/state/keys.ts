@@ -10,7 +10,16 @@ export const STATE_KEYS = {
   logs: (projectId: string): string => `${tag(projectId)}:logs`,
   /** Hash of usage counters for the UTC hour starting at `hourStartSec` (see usage-fields.ts). */
   usage: (projectId: string, hourStartSec: number): string => `${tag(projectId)}:usage:${hourStartSec}`,
+  /**
+   * Hash of one writer's (a gateway process's) batches Redis applied and the writer has not yet
+   * acknowledged seeing applied: a batch sent again after its reply was lost is found here, not
+   * written twice.
+   */
+  applied: (projectId: string, writer: string): string => `${tag(projectId)}:applied:${writer}`,
 } as const;
+
+/** A writer's applied-batches hash outlives its last write by this long (a killed pod's expires). */
+export const APPLIED_TTL_SEC = 3600;
 
 /** Field of the log stream holding the entry JSON. */
 export const LOG_FIELD = 'e';

@@ -23,6 +23,7 @@ export interface StateWriteMetrics {
   dropped: Counter<'kind'>;
   buffered: Counter<'kind'>;
   retried: Counter<'kind'>;
+  deduplicated: Counter<'kind'>;
   bufferSize: Gauge;
 }
 
@@ -44,6 +45,12 @@ export function stateWriteMetrics(registry: Registry): StateWriteMetrics {
       registry,
       'switchyard_state_writes_retried_total',
       'Buffered request-log entries and usage increments sent to Redis again.',
+      ['kind'],
+    ),
+    deduplicated: counter(
+      registry,
+      'switchyard_state_writes_deduplicated_total',
+      'Request-log entries and usage increments sent again that Redis had already applied (their first reply was lost): not written twice.',
       ['kind'],
     ),
     bufferSize: gauge(

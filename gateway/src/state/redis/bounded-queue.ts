@@ -24,6 +24,11 @@ export class BoundedQueue<T> {
     return this.size > this.capacity ? this.#shift() : undefined;
   }
 
+  /** The oldest item, left in place. */
+  peek(): T | undefined {
+    return this.size > 0 ? this.#items[this.#head] : undefined;
+  }
+
   /** Removes and returns up to `n` items from the front, oldest first. */
   take(n: number): T[] {
     const end = Math.min(this.#items.length, this.#head + n);

@@ -1,8 +1,9 @@
+import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Counter, Registry } from 'prom-client';
 import type { StateClient } from '../connect.ts';
 import { logEntryJson } from '../entry-json.ts';
-import { LOG_FIELD, STATE_KEYS, USAGE_TTL_SEC } from '../keys.ts';
+import { APPLIED_TTL_SEC, LOG_FIELD, STATE_KEYS, USAGE_TTL_SEC } from '../keys.ts';
 import { type LogRow, pageLogs } from '../log-pager.ts';
 import { type StateWriteMetrics, stateWriteMetrics } from '../metrics.ts';
 import {
@@ -39,6 +40,8 @@ export interface RedisStateOptions {
    * the event-loop turn). Bounds what a SIGKILL can lose besides the requests in flight.
    */
   flushMs?: number;
+  /** This writer's name in the applied-batches hash (write-script.ts); default: random per instance. */
+  writer?: string;
   now?: () => number;
 }
 
@@ -70,10 +73,18 @@ function addField(fields: Map<string, number>, field: string, by: number): void 
   fields.set(field, (fields.get(field) ?? 0) + by);
 }
 
+/** What makes one batch exactly once: its writer, its id, and the ids whose replies the writer saw. */
+interface BatchIdentity {
+  writer: string;
+  id: string;
+  acks: readonly string[];
+}
+
 /** One project's writes as one script call's keys and arguments; the unserialisable ones apart. */
 function batchArgs(
   projectId: string,
   batch: readonly StateWrite[],
+  identity: BatchIdentity,
 ): { keys: string[]; args: Array<string | number>; bad: { s: StateWrite; err: unknown }[] } {
   const entries: string[] = [];
   const hours = new Map<string, Map<string, number>>();
@@ -100,8 +111,16 @@ function batchArgs(
       forEachUsageField(s.usage, addField, fields);
     }
   }
-  const keys = [STATE_KEYS.logs(projectId), ...hours.keys()];
-  const args: Array<string | number> = [logCap, entries.length, ...entries];
+  const keys = [STATE_KEYS.logs(projectId), STATE_KEYS.applied(projectId, identity.writer), ...hours.keys()];
+  const args: Array<string | number> = [
+    logCap,
+    entries.length,
+    identity.id,
+    APPLIED_TTL_SEC,
+    identity.acks.length,
+    ...identity.acks,
+    ...entries,
+  ];
   for (const fields of hours.values()) {
     args.push(USAGE_TTL_SEC, fields.size);
     for (const [f, by] of fields) args.push(f, by);
@@ -109,11 +128,14 @@ function batchArgs(
   return { keys, args, bad };
 }
 
+/** Acknowledged batch ids sent with one batch at most (the rest go with the next). */
+const MAX_ACKS = 256;
+
 /**
  * Runtime state in Redis or Redis Cluster. A project's writes of one flush window (`flushMs`) are
- * one script call (write-script.ts: one round trip, applied whole or not at all, so a retry never
- * double-counts); while Redis cannot take them, they wait in a bounded buffer that drains as soon
- * as the client is ready again.
+ * one script call (write-script.ts: one round trip, applied whole or not at all); while Redis cannot
+ * take them, they wait in a bounded buffer that drains as soon as the client is ready again. A batch
+ * keeps its id when it is sent again, so one whose first reply was lost is not written twice.
  */
 export class RedisRuntimeState implements RuntimeState {
   readonly backend = 'redis' as const;
@@ -152,6 +174,12 @@ export class RedisRuntimeState implements RuntimeState {
   #outage = false;
   #dropsUnlogged = 0;
   #lastDropLog = -Infinity;
+  readonly #writer: string;
+  #batchSeq = 0;
+  /** The batch id of settlements sent once and buffered again: they go out again under it. */
+  readonly #batchOf = new WeakMap<StateWrite, string>();
+  /** Per project, ids of batches whose reply was seen: the next batch lets Redis forget them. */
+  readonly #acks = new Map<string, string[]>();
 
   constructor(opts: RedisStateOptions) {
     this.#client = opts.client;
@@ -165,6 +193,7 @@ export class RedisRuntimeState implements RuntimeState {
     this.#ownsClient = opts.ownsClient ?? false;
     this.#now = opts.now ?? Date.now;
     this.#flushMs = opts.flushMs ?? DEFAULT_FLUSH_MS;
+    this.#writer = opts.writer ?? randomBytes(8).toString('hex');
     this.#writeScript = defineWrite(this.#client);
     this.#client.on('ready', this.#onReady);
   }
@@ -235,14 +264,19 @@ export class RedisRuntimeState implements RuntimeState {
    * to the buffer itself; the drain loop handles its own failures.
    */
   #send(projectId: string, batch: StateWrite[], direct: boolean): Promise<Outcome> {
-    const { keys, args, bad } = batchArgs(projectId, batch);
+    const id = this.#batchOf.get(batch[0] as StateWrite) ?? (++this.#batchSeq).toString(36);
+    const acked = this.#acks.get(projectId);
+    const acks = acked ? acked.splice(0, MAX_ACKS) : [];
+    const { keys, args, bad } = batchArgs(projectId, batch, { writer: this.#writer, id, acks });
     for (const b of bad) this.#drop(b.s, `not serialisable: ${String(b.err)}`);
     const sent = bad.length ? batch.filter((s) => !bad.some((b) => b.s === s)) : batch;
     if (!sent.length) return Promise.resolve('dropped');
     this.#inflight++;
     return this.#writeScript(keys, args).then(
-      ([logErr, usageErr]) => {
+      ([logErr, usageErr, duplicate]) => {
         this.#inflight--;
+        this.#acked(projectId, [id]);
+        if (duplicate) for (const s of sent) this.#count(this.#metrics.deduplicated, s);
         // A part can fail alone (a key of the wrong type): count only what was lost.
         if (logErr || usageErr)
           for (const s of sent)
@@ -252,14 +286,26 @@ export class RedisRuntimeState implements RuntimeState {
       },
       (err: unknown) => {
         this.#inflight--;
+        // Whether Redis applied the batch is unknown: its acknowledgements wait for the next one.
+        this.#acked(projectId, acks);
         let outcome: Outcome = 'dropped';
         if (!isRetryable(err)) for (const s of sent) this.#drop(s, `refused by redis: ${String(err)}`);
-        else if (direct) for (const s of sent) this.#enqueue(s, err);
-        else outcome = 'retry';
+        else {
+          for (const s of sent) this.#batchOf.set(s, id);
+          if (direct) for (const s of sent) this.#enqueue(s, err);
+          else outcome = 'retry';
+        }
         this.#settled();
         return outcome;
       },
     );
+  }
+
+  #acked(projectId: string, ids: readonly string[]): void {
+    if (!ids.length) return;
+    const list = this.#acks.get(projectId);
+    if (list) list.push(...ids);
+    else this.#acks.set(projectId, [...ids]);
   }
 
   #enqueue(s: StateWrite, cause?: unknown): void {
@@ -311,14 +357,27 @@ export class RedisRuntimeState implements RuntimeState {
     try {
       while (this.#buffer.size > 0) {
         const chunk = this.#buffer.take(DRAIN_CHUNK);
+        // A batch sent before goes out again whole, under its id: never split across two calls.
+        const lastId = this.#batchOf.get(chunk[chunk.length - 1] as StateWrite);
+        while (
+          lastId !== undefined &&
+          this.#buffer.size > 0 &&
+          this.#batchOf.get(this.#buffer.peek() as StateWrite) === lastId
+        )
+          chunk.push(...this.#buffer.take(1));
         for (const s of chunk) this.#count(this.#metrics.retried, s);
-        const byProject = new Map<string, StateWrite[]>();
+        // One call per project and batch: those sent before keep their ids, the rest get new ones.
+        const byBatch = new Map<string, StateWrite[]>();
         for (const s of chunk) {
-          const b = byProject.get(s.projectId);
+          const key = `${this.#batchOf.get(s) ?? ''}\u0000${s.projectId}`;
+          const b = byBatch.get(key);
           if (b) b.push(s);
-          else byProject.set(s.projectId, [s]);
+          else byBatch.set(key, [s]);
         }
-        const groups = [...byProject];
+        const groups = [...byBatch.values()].map((b): [string, StateWrite[]] => [
+          (b[0] as StateWrite).projectId,
+          b,
+        ]);
         const outcomes = await Promise.all(groups.map(([id, b]) => this.#send(id, b, false)));
         const again = groups.flatMap(([, b], i) => (outcomes[i] === 'retry' ? b : []));
         written += groups.reduce((n, [, b], i) => n + (outcomes[i] === 'ok' ? b.length : 0), 0);
