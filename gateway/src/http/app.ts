@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import multipart from '@fastify/multipart';
 import Fastify, {
   type FastifyBaseLogger,
   type FastifyInstance,
@@ -90,7 +89,6 @@ export function buildGatewayApp(opts: GatewayAppOptions): FastifyInstance {
   app.decorateRequest('refusal', null);
   app.decorateRequest('logAs', null);
   app.decorateRequest('trace', null);
-  void app.register(multipart, { attachFieldsToBody: false });
   installJsonParsers(app, limits.maxJsonDepth);
   installServerLimits(app, limits, metrics);
 

@@ -1,3 +1,4 @@
+import multipart from '@fastify/multipart';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { RequestType } from '#contract';
 import type { AuthContext } from '../auth/authenticate.ts';
@@ -144,11 +145,16 @@ export function compatRoutes(app: FastifyInstance, pipeline: Pipeline): void {
   app.post('/embeddings', { config, bodyLimit: LIMITS.chatBodyBytes }, embeddings);
   app.post('/images/generations', { config }, images);
   app.post('/audio/speech', { config }, speech);
-  app.post(
-    '/audio/transcriptions',
-    { config, bodyLimit: LIMITS.audioFileBytes + 1024 * 1024 },
-    transcription,
-  );
+  // The multipart parser and its hooks only where an upload is expected (an encapsulated context):
+  // every other route answers a multipart body 415 and runs none of its per-request hooks.
+  void app.register(async (uploads) => {
+    await uploads.register(multipart, { attachFieldsToBody: false });
+    uploads.post(
+      '/audio/transcriptions',
+      { config, bodyLimit: LIMITS.audioFileBytes + 1024 * 1024 },
+      transcription,
+    );
+  });
   app.get('/models', { config }, async (req) => {
     const auth = compatAuth(req);
     return { object: 'list', data: [...auth.project.workflows.values()].map(modelObject) };

@@ -1,6 +1,6 @@
 /** Every native validation error: exact status, `{error, message, hint?}`, no upstream call, never a 5xx. */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { workflow } from '../../harness/manifests.ts';
+import { API_KEY, workflow } from '../../harness/manifests.ts';
 import { type Env, type ErrBody, post, type Reply, startEnv, userMsg } from './helpers.ts';
 
 let env: Env;
@@ -80,6 +80,23 @@ describe('body parsing', () => {
   it('a content type without a parser → 415 unsupported_media_type', async () => {
     const r = await post<ErrBody>(env.gw.url, null, { raw: '<a/>', contentType: 'application/xml' });
     expectError(r, 415, 'unsupported_media_type');
+  });
+
+  it('a multipart body anywhere but a transcription upload → 415 unsupported_media_type', async () => {
+    const form = new FormData();
+    form.append('workflow', 'chat-wf');
+    form.append('file', new Blob(['not audio']), 'a.mp3');
+    const res = await fetch(`${env.gw.url}/v1/ai`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${API_KEY}` },
+      body: form,
+    });
+    const text = await res.text();
+    expectError(
+      { status: res.status, text, json: JSON.parse(text) as ErrBody } as Reply<ErrBody>,
+      415,
+      'unsupported_media_type',
+    );
   });
 
   it.each(['text/plain', 'application/x-www-form-urlencoded'])(
