@@ -11,15 +11,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { type RunningRedis, startRedis } from '#devkit/redis';
 import { connectStateRedis } from '#gateway/state/connect';
 import { RedisRuntimeState } from '#gateway/state/redis/redis-state';
-import { allPages, entry, projectId, silent, usage } from './fixtures.ts';
-
-const HOUR = Date.UTC(2025, 8, 1, 10) / 1000;
-const usageRange = {
-  from: HOUR * 1000,
-  to: HOUR * 1000 + 3_600_000,
-  groupBy: 'workflow',
-  granularity: 'hour',
-} as const;
+import { allPages, entry, HOUR, metric, projectId, silent, usage, usageRange } from './fixtures.ts';
 
 /**
  * Forwards bytes both ways. Armed, it closes the connection at the next script call: after Redis
@@ -93,13 +85,6 @@ async function replyCutter(redis: RunningRedis): Promise<ReplyCutter> {
   };
 }
 
-async function metric(registry: Registry, name: string, kind: string): Promise<number> {
-  const m = registry.getSingleMetric(name);
-  if (!m) return 0;
-  const { values } = await m.get();
-  return values.find((x) => x.labels.kind === kind)?.value ?? 0;
-}
-
 const cleanups: Array<() => Promise<void>> = [];
 afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
@@ -147,8 +132,10 @@ describe('runtime state writes are exactly once', () => {
 
     const { entries } = await allPages(state, p, { limit: 200 });
     const rows = await state.queryUsage(p, usageRange);
-    const retried = await metric(registry, 'switchyard_state_writes_retried_total', 'log');
-    const deduplicated = await metric(registry, 'switchyard_state_writes_deduplicated_total', 'log');
+    const retried = await metric(registry, 'switchyard_state_writes_retried_total', { kind: 'log' });
+    const deduplicated = await metric(registry, 'switchyard_state_writes_deduplicated_total', {
+      kind: 'log',
+    });
     const ids = entries.map((e) => e.request_log_id);
     console.log(
       `exactly once: 70 settled, 1 script reply cut after Redis applied its batch of 50; retried ${retried}, found applied ${deduplicated}; ${entries.length} log entries (${new Set(ids).size} distinct), usage requests ${rows[0]?.requests}`,
@@ -171,8 +158,8 @@ describe('runtime state writes are exactly once', () => {
     const { entries } = await allPages(state, p, { limit: 200 });
     const rows = await state.queryUsage(p, usageRange);
     expect(proxy.cut).toBe(1);
-    expect(await metric(registry, 'switchyard_state_writes_retried_total', 'log')).toBe(20);
-    expect(await metric(registry, 'switchyard_state_writes_deduplicated_total', 'log')).toBe(0);
+    expect(await metric(registry, 'switchyard_state_writes_retried_total', { kind: 'log' })).toBe(20);
+    expect(await metric(registry, 'switchyard_state_writes_deduplicated_total', { kind: 'log' })).toBe(0);
     expect(entries.map((e) => e.request_log_id)).toEqual(
       Array.from({ length: 25 }, (_, i) => entry(p, 24 - i).request_log_id),
     );

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Writable } from 'node:stream';
 import pino, { type Logger } from 'pino';
+import type { Registry } from 'prom-client';
 import type { LogPage, LogQuery, RequestLogEntry, RuntimeState, UsageIncrement } from '#gateway/state/types';
 
 export const silent: Logger = pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
@@ -95,4 +96,26 @@ export async function allPages(
     cursor = page.next_cursor;
   }
   throw new Error('pagination did not end');
+}
+
+/** The UTC hour the outage tests write usage into, and a usage query over it. */
+export const HOUR = Date.UTC(2025, 8, 1, 10) / 1000;
+export const usageRange = {
+  from: HOUR * 1000,
+  to: HOUR * 1000 + 3_600_000,
+  groupBy: 'workflow',
+  granularity: 'hour',
+} as const;
+
+/** A metric's value in `registry` for the series with these labels (0 when absent). */
+export async function metric(
+  registry: Registry,
+  name: string,
+  labels: Record<string, string> = {},
+): Promise<number> {
+  const m = registry.getSingleMetric(name);
+  if (!m) return 0;
+  const { values } = await m.get();
+  const v = values.find((x) => Object.entries(labels).every(([k, want]) => x.labels[k] === want));
+  return v?.value ?? 0;
 }

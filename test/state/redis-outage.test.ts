@@ -7,27 +7,17 @@ import { createRuntimeState } from '#gateway/state/index';
 import { STATE_KEYS } from '#gateway/state/keys';
 import { RedisRuntimeState } from '#gateway/state/redis/redis-state';
 import { StateUnavailableError } from '#gateway/state/types';
-import { allPages, capturingLogger, entry, projectId, silent, usage } from './fixtures.ts';
-
-const HOUR = Date.UTC(2025, 8, 1, 10) / 1000;
-const usageRange = {
-  from: HOUR * 1000,
-  to: HOUR * 1000 + 3_600_000,
-  groupBy: 'workflow',
-  granularity: 'hour',
-} as const;
-
-async function metric(
-  registry: Registry,
-  name: string,
-  labels: Record<string, string> = {},
-): Promise<number> {
-  const m = registry.getSingleMetric(name);
-  if (!m) return 0;
-  const { values } = await m.get();
-  const v = values.find((x) => Object.entries(labels).every(([k, want]) => x.labels[k] === want));
-  return v?.value ?? 0;
-}
+import {
+  allPages,
+  capturingLogger,
+  entry,
+  HOUR,
+  metric,
+  projectId,
+  silent,
+  usage,
+  usageRange,
+} from './fixtures.ts';
 
 const cleanups: Array<() => Promise<void>> = [];
 afterEach(async () => {
