@@ -11,7 +11,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { type RunningRedis, startRedis } from '#devkit/redis';
 import { connectStateRedis } from '#gateway/state/connect';
 import { RedisRuntimeState } from '#gateway/state/redis/redis-state';
-import { allPages, entry, HOUR, metric, projectId, silent, usage, usageRange } from './fixtures.ts';
+import { allPages, entry, metric, projectId, settleMany, silent, usageRange } from './fixtures.ts';
 
 /**
  * Forwards bytes both ways. Armed, it closes the connection at the next script call: after Redis
@@ -106,28 +106,18 @@ async function setup() {
   return { redis, proxy, registry, state };
 }
 
-function settle(state: RedisRuntimeState, project: string, from: number, to: number): void {
-  for (let n = from; n < to; n++)
-    state.write({
-      projectId: project,
-      log: entry(project, n),
-      usage: usage({ hourStartSec: HOUR }),
-      logCap: 10_000,
-    });
-}
-
 describe('runtime state writes are exactly once', () => {
   it('a batch Redis applied whose reply was lost is sent again and not written twice', async () => {
     const { proxy, registry, state } = await setup();
     const p = projectId('once');
-    settle(state, p, 0, 10);
+    settleMany(state, p, 0, 10);
     await state.flush();
 
     proxy.cutNextScript('reply');
-    settle(state, p, 10, 60);
+    settleMany(state, p, 10, 60);
     await state.flush();
     // The batch after the cut goes out with the lost one's acknowledgement pending: still once.
-    settle(state, p, 60, 70);
+    settleMany(state, p, 60, 70);
     await state.flush();
 
     const { entries } = await allPages(state, p, { limit: 200 });
@@ -150,10 +140,10 @@ describe('runtime state writes are exactly once', () => {
   it('a batch whose call never reached Redis is written when sent again', async () => {
     const { proxy, registry, state } = await setup();
     const p = projectId('never');
-    settle(state, p, 0, 5);
+    settleMany(state, p, 0, 5);
     await state.flush();
     proxy.cutNextScript('request');
-    settle(state, p, 5, 25);
+    settleMany(state, p, 5, 25);
     await state.flush();
     const { entries } = await allPages(state, p, { limit: 200 });
     const rows = await state.queryUsage(p, usageRange);

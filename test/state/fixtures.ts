@@ -119,3 +119,14 @@ export async function metric(
   const v = values.find((x) => Object.entries(labels).every(([k, want]) => x.labels[k] === want));
   return v?.value ?? 0;
 }
+
+/** Settles requests `from`..`to - 1` of `project`: a log entry and usage in HOUR each. */
+export function settleMany(state: RuntimeState, project: string, from: number, to: number): void {
+  for (let n = from; n < to; n++)
+    state.write({
+      projectId: project,
+      log: entry(project, n),
+      usage: usage({ hourStartSec: HOUR }),
+      logCap: 10_000,
+    });
+}

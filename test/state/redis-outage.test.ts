@@ -14,6 +14,7 @@ import {
   HOUR,
   metric,
   projectId,
+  settleMany,
   silent,
   usage,
   usageRange,
@@ -51,16 +52,6 @@ async function takeDown(redis: RunningRedis, client: ReturnType<typeof connectSt
   await redis.stop();
   await noticed;
   expect(client.status).not.toBe('ready');
-}
-
-function settleMany(state: RedisRuntimeState, project: string, from: number, to: number): void {
-  for (let n = from; n < to; n++)
-    state.write({
-      projectId: project,
-      log: entry(project, n),
-      usage: usage({ hourStartSec: HOUR }),
-      logCap: 10_000,
-    });
 }
 
 const ids = (es: Array<{ request_log_id: string }>) => es.map((e) => e.request_log_id);
