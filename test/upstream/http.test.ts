@@ -1,5 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { UpstreamTarget } from '#gateway/providers/types';
 import { UpstreamError } from '#gateway/upstream/errors';
@@ -8,6 +9,9 @@ import { closeUpstreamPools, getPool, readJson, send, splitUrl } from '#gateway/
 let server: Server;
 let base: string;
 const sockets = new Set<import('node:net').Socket>();
+const BIG_CHUNKS = 512;
+let bigWritten = 0;
+let bigClosedEarly = false;
 
 beforeAll(async () => {
   server = createServer((req, res) => {
@@ -25,6 +29,30 @@ beforeAll(async () => {
       req.socket.destroy();
     } else if (url === '/bad') {
       res.end('{"a":');
+    } else if (url === '/bom') {
+      res.end(Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from('{"é":1}')]));
+    } else if (url === '/big') {
+      // 32 MiB in 64 KiB writes, counting what the socket took so far.
+      const chunk = Buffer.alloc(64 * 1024, 120);
+      let left = BIG_CHUNKS;
+      bigWritten = 0;
+      bigClosedEarly = false;
+      res.writeHead(200, { 'content-type': 'application/octet-stream' });
+      res.on('close', () => {
+        if (left > 0) bigClosedEarly = true;
+      });
+      const pump = () => {
+        while (left > 0) {
+          left--;
+          bigWritten += chunk.length;
+          if (!res.write(chunk)) {
+            res.once('drain', pump);
+            return;
+          }
+        }
+        res.end();
+      };
+      pump();
     }
   });
   server.on('connection', (s) => {
@@ -134,5 +162,41 @@ describe('upstream http', () => {
     const err = await failure(get('/bad', target()));
     expect(err.code).toBe('UPSTREAM_BAD_RESPONSE');
     expect(err.retryable).toBe(true);
+  });
+
+  it('drops a UTF-8 byte order mark before parsing', async () => {
+    expect(await get('/bom', target())).toEqual({ é: 1 });
+  });
+
+  it('a reader that stops pauses the socket, then still receives every byte', async () => {
+    const res = await send({
+      target: target(),
+      url: `${base}/big`,
+      method: 'GET',
+      headers: {},
+      signal: new AbortController().signal,
+    });
+    const it = res.body[Symbol.asyncIterator]();
+    let bytes = ((await it.next()).value as Buffer).length;
+    // Loopback would deliver all 32 MiB in this time if the body kept reading the socket.
+    await sleep(300);
+    expect(bigWritten).toBeLessThan(BIG_CHUNKS * 64 * 1024);
+    for (let r = await it.next(); !r.done; r = await it.next()) bytes += r.value.length;
+    res.deadline.done();
+    expect(bytes).toBe(BIG_CHUNKS * 64 * 1024);
+  });
+
+  it('leaving an iteration early aborts the upstream request', async () => {
+    const res = await send({
+      target: target(),
+      url: `${base}/big`,
+      method: 'GET',
+      headers: {},
+      signal: new AbortController().signal,
+    });
+    for await (const _chunk of res.body) break;
+    res.deadline.done();
+    expect(res.body.destroyed).toBe(true);
+    await expect.poll(() => bigClosedEarly).toBe(true);
   });
 });

@@ -1,17 +1,16 @@
 /**
  * Upstream HTTP layer: one keep-alive undici Pool per (origin, connect timeout), reused across
- * requests; per-request first-byte timeout (undici headersTimeout) and a total deadline enforced
- * by an AbortController that is also tied to the caller's signal, so the upstream request is
- * aborted as soon as the client goes away.
+ * requests; per-request first-byte timeout and a total deadline, both tied to the caller's signal,
+ * so the upstream request is aborted as soon as the client goes away. Calls go through the pool's
+ * dispatch handler API (body.ts), not `Pool.request`.
  */
 import type { IncomingHttpHeaders } from 'node:http';
-import { type Dispatcher, type FormData, Pool } from 'undici';
+import { type FormData, Pool } from 'undici';
 import { jsonTooDeep, UPSTREAM_MAX_JSON_DEPTH } from '../json/depth.ts';
 import type { UpstreamTarget } from '../providers/types.ts';
 import type { TraceContext } from '../tracing/types.ts';
+import { type UpstreamBody, UpstreamCall } from './body.ts';
 import { UpstreamError } from './errors.ts';
-
-export type ResponseBody = Dispatcher.ResponseData['body'];
 
 const pools = new Map<string, Pool>();
 
@@ -52,18 +51,18 @@ const DEADLINE = 'timeout';
 const FIRST_BYTE = 'first-byte';
 
 /**
- * A total deadline combined with the caller's signal. Cheaper than AbortSignal.any + AbortSignal.timeout
- * and, unlike them, releasable as soon as the response has been consumed.
+ * A total deadline and a first-byte timeout combined with the caller's signal; whichever fires first
+ * aborts the upstream call it is bound to. Releasable as soon as the response has been consumed.
  */
 export class Deadline {
-  readonly controller = new AbortController();
   reason: typeof CLIENT_ABORT | typeof DEADLINE | typeof FIRST_BYTE | undefined;
   private timer: NodeJS.Timeout | undefined;
   private firstByteTimer: NodeJS.Timeout | undefined;
   private readonly clientSignal: AbortSignal;
+  private call: UpstreamCall | undefined;
+  private error: Error | undefined;
   private readonly onClientAbort = (): void => {
-    if (this.reason === undefined) this.reason = CLIENT_ABORT;
-    this.controller.abort(new UpstreamError('client aborted the request', abortedInit()));
+    this.fire(CLIENT_ABORT, new UpstreamError('client aborted the request', abortedInit()));
   };
 
   constructor(clientSignal: AbortSignal, totalMs: number) {
@@ -75,14 +74,22 @@ export class Deadline {
     clientSignal.addEventListener('abort', this.onClientAbort, { once: true });
     if (totalMs > 0 && Number.isFinite(totalMs)) {
       this.timer = setTimeout(() => {
-        if (this.reason === undefined) this.reason = DEADLINE;
-        this.controller.abort(timeoutError(`upstream did not complete within ${totalMs}ms`));
+        this.fire(DEADLINE, timeoutError(`upstream did not complete within ${totalMs}ms`));
       }, totalMs);
     }
   }
 
-  get signal(): AbortSignal {
-    return this.controller.signal;
+  private fire(reason: NonNullable<Deadline['reason']>, err: Error): void {
+    if (this.reason === undefined) this.reason = reason;
+    if (this.error !== undefined) return;
+    this.error = err;
+    this.call?.abort(err);
+  }
+
+  /** The call this deadline aborts; aborted at once if the deadline already fired. */
+  bind(call: UpstreamCall): void {
+    this.call = call;
+    if (this.error !== undefined) call.abort(this.error);
   }
 
   /**
@@ -92,8 +99,7 @@ export class Deadline {
   armFirstByte(ms: number): void {
     if (!(ms > 0) || !Number.isFinite(ms) || this.reason !== undefined) return;
     this.firstByteTimer = setTimeout(() => {
-      if (this.reason === undefined) this.reason = FIRST_BYTE;
-      this.controller.abort(timeoutError(`upstream sent no response headers within ${ms}ms`));
+      this.fire(FIRST_BYTE, timeoutError(`upstream sent no response headers within ${ms}ms`));
     }, ms);
   }
 
@@ -197,7 +203,7 @@ export interface SendOptions {
 export interface UpstreamResponse {
   status: number;
   headers: IncomingHttpHeaders;
-  body: ResponseBody;
+  body: UpstreamBody;
   deadline: Deadline;
 }
 
@@ -215,22 +221,27 @@ export async function send(opts: SendOptions): Promise<UpstreamResponse> {
   }
   const { origin, path } = splitUrl(opts.url);
   deadline.armFirstByte(timeouts.firstByteMs);
+  const call = new UpstreamCall();
+  deadline.bind(call);
   try {
-    const res = await getPool(origin, timeouts.connectMs).request({
-      path,
-      method: opts.method ?? 'POST',
-      // Added after any signing: SigV4 signs the headers it lists, and these are not among them.
-      headers: opts.trace ? { ...opts.headers, ...opts.trace } : opts.headers,
-      body: opts.body ?? null,
-      signal: deadline.signal,
-      // Backstop only (coarse timer); the precise first-byte timeout is armFirstByte above.
-      headersTimeout: timeouts.firstByteMs + 1000,
-      // Inactivity between body chunks is bounded by the total deadline instead: streaming
-      // reasoning models can legitimately pause for a long time between chunks.
-      bodyTimeout: 0,
-    });
+    getPool(origin, timeouts.connectMs).dispatch(
+      {
+        path,
+        method: opts.method ?? 'POST',
+        // Added after any signing: SigV4 signs the headers it lists, and these are not among them.
+        headers: opts.trace ? { ...opts.headers, ...opts.trace } : opts.headers,
+        body: opts.body ?? null,
+        // Backstop only (coarse timer); the precise first-byte timeout is armFirstByte above.
+        headersTimeout: timeouts.firstByteMs + 1000,
+        // Inactivity between body chunks is bounded by the total deadline instead: streaming
+        // reasoning models can legitimately pause for a long time between chunks.
+        bodyTimeout: 0,
+      },
+      call,
+    );
+    const head = await call.head;
     deadline.headersArrived();
-    return { status: res.statusCode, headers: res.headers, body: res.body, deadline };
+    return { status: head.status, headers: head.headers, body: head.body, deadline };
   } catch (err) {
     deadline.done();
     throw mapTransportError(err, deadline, 'request');
