@@ -33,39 +33,67 @@ export interface RateLimit {
 
 type Config = SnapshotProject['rateLimit'] | SnapshotApiKey['rateLimit'];
 
+/** A limit as the snapshot configures it; the request's cost is added per request. */
+type LimitTemplate = Omit<RateLimit, 'cost'>;
+
 function add(
-  out: RateLimit[],
+  out: LimitTemplate[],
   scope: RateLimit['scope'],
   kind: RateKind,
   perMinute: number | undefined,
   key: string,
-  cost: number,
 ): void {
   if (!perMinute || perMinute <= 0) return;
-  out.push({
-    scope,
-    kind,
-    perMinute,
-    ref: { key, intervalUs: MINUTE_US / perMinute, burst: burstOf(perMinute) },
-    cost: Math.min(cost, burstOf(perMinute)),
-  });
+  out.push({ scope, kind, perMinute, ref: { key, intervalUs: MINUTE_US / perMinute, burst: burstOf(perMinute) } });
+}
+
+interface Memo {
+  project: ProjectLimits;
+  limits: LimitTemplate[];
+}
+/**
+ * Per API key of a snapshot (its objects are the cache keys): the limits, their keys and refs are
+ * built once, so a request only adds its cost and its lease lookups hash strings already hashed.
+ */
+const memo = new WeakMap<KeyLimits, Memo>();
+
+interface ProjectLimits {
+  id: string;
+  rateLimit?: Config;
+}
+interface KeyLimits {
+  keyId: string;
+  rateLimit?: Config;
+}
+
+function templates(project: ProjectLimits, key: KeyLimits): LimitTemplate[] {
+  const m = memo.get(key);
+  if (m !== undefined && m.project === project) return m.limits;
+  const limits: LimitTemplate[] = [];
+  const p = tag(project.id);
+  add(limits, 'project', 'requests', project.rateLimit?.requestsPerMinute, `${p}:project:rpm`);
+  add(limits, 'project', 'tokens', project.rateLimit?.tokensPerMinute, `${p}:project:tpm`);
+  const k = `${p}:key:${key.keyId}`;
+  add(limits, 'key', 'requests', key.rateLimit?.requestsPerMinute, `${k}:rpm`);
+  add(limits, 'key', 'tokens', key.rateLimit?.tokensPerMinute, `${k}:tpm`);
+  memo.set(key, { project, limits });
+  return limits;
 }
 
 /** The limits of one request: the project's and the key's, requests and tokens. */
-export function requestLimits(
-  projectId: string,
-  project: Config,
-  keyId: string,
-  key: Config,
-  tokens: number,
-): RateLimit[] {
-  const out: RateLimit[] = [];
-  const p = tag(projectId);
-  add(out, 'project', 'requests', project?.requestsPerMinute, `${p}:project:rpm`, 1);
-  add(out, 'project', 'tokens', project?.tokensPerMinute, `${p}:project:tpm`, tokens);
-  const k = `${p}:key:${keyId}`;
-  add(out, 'key', 'requests', key?.requestsPerMinute, `${k}:rpm`, 1);
-  add(out, 'key', 'tokens', key?.tokensPerMinute, `${k}:tpm`, tokens);
+export function requestLimits(project: ProjectLimits, key: KeyLimits, tokens: number): RateLimit[] {
+  const t = templates(project, key);
+  const out: RateLimit[] = new Array(t.length);
+  for (let i = 0; i < t.length; i++) {
+    const l = t[i] as LimitTemplate;
+    out[i] = {
+      scope: l.scope,
+      kind: l.kind,
+      perMinute: l.perMinute,
+      ref: l.ref,
+      cost: Math.min(l.kind === 'requests' ? 1 : tokens, l.ref.burst),
+    };
+  }
   return out;
 }
 

@@ -83,7 +83,7 @@ export async function admit(
     primarySlot && (projectRules.length || primaryRules || tokenRates)
       ? estimate(p.request, project, primarySlot)
       : { tokens: 0, micros: 0 };
-  const limits = rates ? requestLimits(pc.id, pc.rateLimit, key.keyId, key.rateLimit, est.tokens) : [];
+  const limits = rates ? requestLimits(pc, key, est.tokens) : [];
   const rateLeases = limits.map((l) => ctx.leases.rate(pc.id, l.ref));
   const tokenIdx = limits.flatMap((l, i) => (l.kind === 'tokens' ? [i] : []));
   const a: Admitted = {

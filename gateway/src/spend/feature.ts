@@ -50,13 +50,7 @@ function carriedTokens(ctx: SpendContext, ex: Exchange): TokenHold {
   const tokens = ex.carried?.admittedTokens;
   if (tokens === undefined) return { leases: [], units: [] };
   const { project, key } = ex.auth;
-  const limits = requestLimits(
-    project.config.id,
-    project.config.rateLimit,
-    key.keyId,
-    key.rateLimit,
-    tokens,
-  ).filter((l) => l.kind === 'tokens');
+  const limits = requestLimits(project.config, key, tokens).filter((l) => l.kind === 'tokens');
   return {
     leases: limits.map((l) => ctx.leases.rate(project.config.id, l.ref)),
     units: limits.map((l) => l.cost),

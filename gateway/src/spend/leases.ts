@@ -107,6 +107,9 @@ export interface LeasesOptions {
   onAnswer?: (projectId: string, caps: readonly CapLease[], result: LeaseResult) => void;
 }
 
+const rateShort = (n: { lease: RateLease; units: number }): boolean =>
+  n.lease.releasing || n.lease.units < n.units;
+
 /** µUSD of caps, and units of limits, a lease asks for beyond the request that needs it. */
 const CAP_WANT_REQUESTS = 256;
 /** Requests' worth a lease commits ahead of its requests, so a pod admits them without a call. */
@@ -214,10 +217,8 @@ export class Leases {
    */
   async take(projectId: string, needs: LeaseNeeds): Promise<Taken> {
     const now = this.#o.now();
-    for (;;) {
-      const short = needs.rates.filter((n) => n.lease.releasing || n.lease.units < n.units);
-      if (!short.length) break;
-      const answer = await this.#renew(projectId, { rates: short, caps: [] });
+    while (needs.rates.some(rateShort)) {
+      const answer = await this.#renew(projectId, { rates: needs.rates.filter(rateShort), caps: [] });
       const refused = needs.rates.findIndex((n) => answer.rates.get(n.lease)?.retryMs);
       if (refused >= 0)
         return {
@@ -232,19 +233,22 @@ export class Leases {
       n.lease.lastAdmitMs = now;
     }
     // Leases granted one request's worth (near the cap) for this request: it holds them already.
-    const claimed = new Set<CapLease>();
-    for (;;) {
-      const short = needs.caps.filter((n) => !claimed.has(n.lease) && Leases.free(n.lease) < n.micros);
-      if (!short.length) break;
-      const answer = await this.#renew(projectId, { rates: [], caps: short });
+    // Built only when a lease ran short: most requests find room in every lease.
+    let claimed: Set<CapLease> | undefined;
+    const short = (n: { lease: CapLease; micros: number }): boolean =>
+      !claimed?.has(n.lease) && Leases.free(n.lease) < n.micros;
+    while (needs.caps.some(short)) {
+      const asked = needs.caps.filter(short);
+      const answer = await this.#renew(projectId, { rates: [], caps: asked });
       const refused = needs.caps.findIndex((n) => answer.caps.get(n.lease)?.refused);
       if (refused >= 0) {
-        for (const n of needs.caps) if (claimed.has(n.lease)) n.lease.inflight -= n.micros;
+        if (claimed) for (const n of needs.caps) if (claimed.has(n.lease)) n.lease.inflight -= n.micros;
         const lease = needs.caps[refused]!.lease;
         return { ok: false, kind: 'cap', index: refused, spentMicros: answer.caps.get(lease)!.spent };
       }
-      for (const n of short)
+      for (const n of asked)
         if (answer.caps.get(n.lease)?.claim()) {
+          claimed ??= new Set();
           claimed.add(n.lease);
           n.lease.inflight += n.micros;
         }
@@ -252,7 +256,7 @@ export class Leases {
     let beyond = false;
     for (const n of needs.caps) {
       const l = n.lease;
-      if (!claimed.has(l)) l.inflight += n.micros;
+      if (!claimed?.has(l)) l.inflight += n.micros;
       l.lastAdmitMs = now;
       l.lastNeed = n.micros;
       if (l.inflight + l.used > l.committed) beyond = true;
