@@ -44,7 +44,12 @@ function add(
   key: string,
 ): void {
   if (!perMinute || perMinute <= 0) return;
-  out.push({ scope, kind, perMinute, ref: { key, intervalUs: MINUTE_US / perMinute, burst: burstOf(perMinute) } });
+  out.push({
+    scope,
+    kind,
+    perMinute,
+    ref: { key, intervalUs: MINUTE_US / perMinute, burst: burstOf(perMinute) },
+  });
 }
 
 interface Memo {
