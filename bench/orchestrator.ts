@@ -40,7 +40,7 @@ export interface BenchOptions {
   streamConcurrency: number;
   cpuProfDir?: string;
   /** How the gateway targets run (another checkout's dist/, Node flags, the pod's memory limit). */
-  gateway?: Pick<GatewayTargetOptions, 'root' | 'nodeFlags' | 'cgroup'>;
+  gateway?: Pick<GatewayTargetOptions, 'root' | 'nodeFlags' | 'cgroup' | 'env'>;
   /** The gateway pods' flags and memory limit, as the report states them. */
   gatewayRuntime?: GatewayRuntime;
   log(line: string): void;

@@ -7,7 +7,7 @@
  * container), RSS idle (1 s after the first 200), RSS peak and CPU per request under `--connections`
  * autocannon connections on the compatible surface, RSS 2 s after the load.
  *   node bench/pod.ts [--runs 3] [--duration 5] [--connections 50] [--root DIR] [--gateway-flags "..."]
- *                     [--memory-limit chart|none|MiB]
+ *                     [--memory-limit chart|none|MiB] [--malloc-env chart|none]
  * The pod runs with its chart's `gateway.nodeFlags` and memory limit unless told otherwise
  * (bench/lib/pod-runtime.ts).
  */
@@ -31,6 +31,7 @@ const { values } = parseArgs({
     root: { type: 'string' },
     'gateway-flags': { type: 'string' },
     'memory-limit': { type: 'string', default: 'chart' },
+    'malloc-env': { type: 'string', default: 'chart' },
   },
 });
 
@@ -53,11 +54,14 @@ const median = (xs: number[]) => {
 };
 
 const root = resolve(values.root ?? join(import.meta.dirname, '..'));
-const gw = gatewayRuntime(root, { flags: values['gateway-flags'], memoryLimit: values['memory-limit'] });
+const gw = gatewayRuntime(root, {
+  flags: values['gateway-flags'],
+  malloc: values['malloc-env'],
+  memoryLimit: values['memory-limit'],
+});
 const base: GatewayTargetOptions = {
   ...(values.root ? { root } : {}),
-  nodeFlags: gw.nodeFlags,
-  ...(gw.cgroup ? { cgroup: gw.cgroup } : {}),
+  ...gw.process,
 };
 const durationS = Number(values.duration);
 const connections = Number(values.connections);

@@ -35,8 +35,7 @@ process.stdout.write(`gateway pod: ${describeRuntime(pod.runtime)}\n`);
 const gw = await gatewayTarget([sim], redis.url, {
   cpuProfDir: dir,
   variant: values.stateless ? 'stateless' : 'stateful',
-  nodeFlags: pod.nodeFlags,
-  ...(pod.cgroup ? { cgroup: pod.cgroup } : {}),
+  ...pod.process,
 });
 let requests = 0;
 try {

@@ -3,7 +3,7 @@
  * pass-through) and its peer (Portkey), in one run. Writes bench/results/latest.{json,md}.
  *   node bench/run.ts [--targets direct,passthrough,gateway,portkey] [--delays 0,50] [--duration 5]
  *                     [--quick] [--cpu-prof DIR] [--root DIR] [--gateway-flags "--flag ..."]
- *                     [--memory-limit chart|none|MiB]
+ *                     [--memory-limit chart|none|MiB] [--malloc-env chart|none]
  * The gateway rows run the compiled production entry point (`make build` first) as the chart runs
  * it: its `gateway.nodeFlags` and, where this machine allows a memory cgroup, its container memory
  * limit (bench/lib/pod-runtime.ts). --root runs another checkout's dist/ under that checkout's
@@ -30,6 +30,7 @@ const { values } = parseArgs({
     root: { type: 'string' },
     'gateway-flags': { type: 'string' },
     'memory-limit': { type: 'string', default: 'chart' },
+    'malloc-env': { type: 'string', default: 'chart' },
   },
 });
 
@@ -43,7 +44,11 @@ try {
 }
 
 const root = resolve(values.root ?? join(import.meta.dirname, '..'));
-const gw = gatewayRuntime(root, { flags: values['gateway-flags'], memoryLimit: values['memory-limit'] });
+const gw = gatewayRuntime(root, {
+  flags: values['gateway-flags'],
+  malloc: values['malloc-env'],
+  memoryLimit: values['memory-limit'],
+});
 process.stdout.write(`gateway pods: ${describeRuntime(gw.runtime)}\n`);
 const result = await runBench({
   targets,
@@ -59,8 +64,7 @@ const result = await runBench({
   ...(values['cpu-prof'] ? { cpuProfDir: resolve(values['cpu-prof']) } : {}),
   gateway: {
     ...(values.root ? { root } : {}),
-    nodeFlags: gw.nodeFlags,
-    ...(gw.cgroup ? { cgroup: gw.cgroup } : {}),
+    ...gw.process,
   },
   gatewayRuntime: gw.runtime,
   log: (line) => process.stdout.write(`${line}\n`),

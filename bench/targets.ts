@@ -225,6 +225,8 @@ export interface GatewayTargetOptions {
   nodeFlags?: string[];
   /** The container's memory limit, as a cgroup the process starts in (bench/lib/cgroup.ts). */
   cgroup?: MemoryCgroup;
+  /** More environment for the process (the chart's malloc settings). */
+  env?: Record<string, string>;
   /** Node's compile cache folder; a fresh empty one (a new pod's first start) when omitted. */
   compileCache?: string;
 }
@@ -308,6 +310,7 @@ export async function gatewayTarget(
     variant === 'stateless' ? 'gateway stateless' : 'gateway',
     [...(opts.nodeFlags ?? []), ...prof, entry],
     {
+      ...opts.env,
       NODE_ENV: 'production',
       NODE_COMPILE_CACHE: compileCache,
       REDIS_URL: redisUrl,

@@ -6,11 +6,13 @@ import { type MemoryCgroup, memoryCgroup } from './cgroup.ts';
 
 /**
  * How the chart runs a gateway pod, read from a checkout's charts/switchyard/values.yaml: the Node
- * flags before the entry point and the container's memory limit. The limit matters to speed, not
- * only to memory: Node sizes V8's heap, young generation included, from the cgroup's limit.
+ * flags before the entry point, glibc's malloc settings and the container's memory limit. The limit
+ * matters to speed, not only to memory: Node sizes V8's heap, young generation included, from the
+ * cgroup's limit.
  */
 export interface PodRuntime {
   nodeFlags: string[];
+  mallocEnv: Record<string, string>;
   memoryLimitMb: number | undefined;
 }
 
@@ -18,6 +20,7 @@ const Values = z.object({
   gateway: z
     .object({
       nodeFlags: z.array(z.string()).optional(),
+      mallocEnv: z.record(z.string(), z.string()).optional(),
       resources: z
         .object({ limits: z.object({ memory: z.union([z.string(), z.number()]).optional() }).optional() })
         .optional(),
@@ -44,11 +47,12 @@ export function quantityMb(q: string | number): number {
 
 export function chartPodRuntime(root: string): PodRuntime {
   const file = join(root, 'charts/switchyard/values.yaml');
-  if (!existsSync(file)) return { nodeFlags: [], memoryLimitMb: undefined };
+  if (!existsSync(file)) return { nodeFlags: [], mallocEnv: {}, memoryLimitMb: undefined };
   const values = Values.parse(parse(readFileSync(file, 'utf8')));
   const memory = values.gateway?.resources?.limits?.memory;
   return {
     nodeFlags: values.gateway?.nodeFlags ?? [],
+    mallocEnv: values.gateway?.mallocEnv ?? {},
     memoryLimitMb: memory === undefined ? undefined : quantityMb(memory),
   };
 }
@@ -56,6 +60,8 @@ export function chartPodRuntime(root: string): PodRuntime {
 /** What the gateway rows ran under, as the report states it. */
 export interface GatewayRuntime {
   nodeFlags: string[];
+  /** Environment of the gateway process beyond the bench's own (the chart's malloc settings). */
+  env: Record<string, string>;
   /** The limit asked for (MiB); undefined for none. */
   memoryLimitMb: number | undefined;
   /** The limit was applied as a cgroup; otherwise `note` says why not. */
@@ -63,40 +69,48 @@ export interface GatewayRuntime {
   note: string;
 }
 
+/** How a bench starts the gateway process: what `gatewayTarget` takes from the pod runtime. */
+export interface PodProcess {
+  nodeFlags: string[];
+  env: Record<string, string>;
+  cgroup?: MemoryCgroup;
+}
+
 /**
  * The gateway process of a bench run, as the chart of `root` runs it unless told otherwise:
- * `flags` ("" for none) replaces the chart's nodeFlags, `memoryLimit` ("chart", "none" or MiB) its
- * memory limit. The caller removes the cgroup at the end.
+ * `flags` ("" for none) replaces the chart's nodeFlags, `malloc` ("chart" or "none") keeps or drops
+ * its malloc settings, `memoryLimit` ("chart", "none" or MiB) its memory limit. The caller removes
+ * the cgroup at the end (`cgroup.remove()`).
  */
 export function gatewayRuntime(
   root: string,
-  opts: { flags?: string | undefined; memoryLimit?: string | undefined },
-): { runtime: GatewayRuntime; nodeFlags: string[]; cgroup: MemoryCgroup | undefined } {
+  opts: { flags?: string | undefined; malloc?: string | undefined; memoryLimit?: string | undefined },
+): { runtime: GatewayRuntime; process: PodProcess; cgroup: MemoryCgroup | undefined } {
   const chart = chartPodRuntime(root);
   const nodeFlags = opts.flags === undefined ? chart.nodeFlags : opts.flags.split(/\s+/).filter(Boolean);
+  const malloc = opts.malloc ?? 'chart';
+  if (malloc !== 'chart' && malloc !== 'none')
+    throw new Error(`--malloc-env is chart or none, not ${malloc}`);
+  const env = malloc === 'chart' ? chart.mallocEnv : {};
   const asked = opts.memoryLimit ?? 'chart';
   const limitMb = asked === 'chart' ? chart.memoryLimitMb : asked === 'none' ? undefined : quantityMb(asked);
-  if (limitMb === undefined)
-    return {
-      runtime: { nodeFlags, memoryLimitMb: undefined, applied: false, note: 'no memory limit' },
-      nodeFlags,
-      cgroup: undefined,
-    };
+  const unlimited = (note: string) => ({
+    runtime: { nodeFlags, env, memoryLimitMb: limitMb, applied: false, note },
+    process: { nodeFlags, env },
+    cgroup: undefined,
+  });
+  if (limitMb === undefined) return unlimited('no memory limit');
   const cg = memoryCgroup(limitMb);
-  if (typeof cg === 'string')
-    return {
-      runtime: { nodeFlags, memoryLimitMb: limitMb, applied: false, note: `memory limit not applied: ${cg}` },
-      nodeFlags,
-      cgroup: undefined,
-    };
+  if (typeof cg === 'string') return unlimited(`memory limit not applied: ${cg}`);
   return {
     runtime: {
       nodeFlags,
+      env,
       memoryLimitMb: limitMb,
       applied: true,
       note: `in a cgroup v${cg.version} with memory limit ${limitMb} MiB`,
     },
-    nodeFlags,
+    process: { nodeFlags, env, cgroup: cg },
     cgroup: cg,
   };
 }
@@ -104,5 +118,8 @@ export function gatewayRuntime(
 /** One line for a report: the gateway pod's flags and memory limit. */
 export function describeRuntime(r: GatewayRuntime): string {
   const flags = r.nodeFlags.length ? r.nodeFlags.join(' ') : 'no Node flags';
-  return `${flags}; ${r.note}`;
+  const env = Object.entries(r.env)
+    .map(([k, v]) => `${k}=${v}`)
+    .join(' ');
+  return `${flags}; ${env || 'glibc malloc defaults'}; ${r.note}`;
 }

@@ -1,12 +1,12 @@
 /**
- * The bench runs a gateway pod as the chart does: the chart's Node flags, and its container memory
- * limit as a real memory cgroup, so that Node sizes V8's heap from the limit as it does in a pod.
+ * The bench runs a gateway pod as the chart does: the chart's Node flags and malloc settings, and its
+ * container memory limit as a real memory cgroup, so that Node sizes V8's heap from the limit as it does in a pod.
  */
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { memoryCgroup } from '../../bench/lib/cgroup.ts';
-import { chartPodRuntime, gatewayRuntime, quantityMb } from '../../bench/lib/pod-runtime.ts';
+import { chartPodRuntime, describeRuntime, gatewayRuntime, quantityMb } from '../../bench/lib/pod-runtime.ts';
 
 const ROOT = join(import.meta.dirname, '../..');
 
@@ -19,15 +19,34 @@ describe('the gateway pod runtime the bench uses', () => {
     expect(() => quantityMb('lots')).toThrow(/not a memory quantity/);
   });
 
-  it("takes the chart's nodeFlags and memory limit, and lets the command line replace them", () => {
+  it("takes the chart's nodeFlags, malloc settings and memory limit; the command line replaces them", () => {
     const chart = chartPodRuntime(ROOT);
     expect(chart.nodeFlags).toEqual(['--max-semi-space-size=16']);
+    expect(chart.mallocEnv).toEqual({
+      MALLOC_ARENA_MAX: '2',
+      MALLOC_TRIM_THRESHOLD_: '262144',
+      MALLOC_MMAP_THRESHOLD_: '262144',
+    });
     expect(chart.memoryLimitMb).toBe(512);
-    const none = gatewayRuntime(ROOT, { flags: '', memoryLimit: 'none' });
-    expect(none).toMatchObject({ nodeFlags: [], cgroup: undefined, runtime: { memoryLimitMb: undefined } });
+    const asChart = gatewayRuntime(ROOT, { memoryLimit: 'none' });
+    expect(asChart.process).toEqual({ nodeFlags: chart.nodeFlags, env: chart.mallocEnv });
+    expect(describeRuntime(asChart.runtime)).toBe(
+      '--max-semi-space-size=16; MALLOC_ARENA_MAX=2 MALLOC_TRIM_THRESHOLD_=262144 MALLOC_MMAP_THRESHOLD_=262144; no memory limit',
+    );
+    const none = gatewayRuntime(ROOT, { flags: '', malloc: 'none', memoryLimit: 'none' });
+    expect(none).toMatchObject({
+      process: { nodeFlags: [], env: {} },
+      cgroup: undefined,
+      runtime: { memoryLimitMb: undefined },
+    });
     const other = gatewayRuntime(ROOT, { flags: '--max-semi-space-size=4 --jitless', memoryLimit: 'none' });
-    expect(other.nodeFlags).toEqual(['--max-semi-space-size=4', '--jitless']);
-    expect(chartPodRuntime('/nonexistent')).toEqual({ nodeFlags: [], memoryLimitMb: undefined });
+    expect(other.process.nodeFlags).toEqual(['--max-semi-space-size=4', '--jitless']);
+    expect(() => gatewayRuntime(ROOT, { malloc: 'jemalloc', memoryLimit: 'none' })).toThrow(/chart or none/);
+    expect(chartPodRuntime('/nonexistent')).toEqual({
+      nodeFlags: [],
+      mallocEnv: {},
+      memoryLimitMb: undefined,
+    });
   });
 
   it('starts a process that Node sees as limited to the memory limit, or says why it cannot', () => {

@@ -123,6 +123,12 @@ describe('values.schema.json', () => {
     expect(await refused(['--set', 'serviceMonitor.interval=often'])).toMatch(
       /at '\/serviceMonitor\/interval'/,
     );
+    expect(await refused(['--set', 'gateway.mallocEnv.NODE_OPTIONS=--inspect'])).toMatch(
+      /at '\/gateway\/mallocEnv\/NODE_OPTIONS'/,
+    );
+    expect(await refused(['--set-string', 'gateway.mallocEnv.MALLOC_ARENA_MAX=two'])).toMatch(
+      /at '\/gateway\/mallocEnv\/MALLOC_ARENA_MAX'/,
+    );
   });
 
   it('the CRD chart is strict too', async () => {
@@ -309,6 +315,12 @@ describe('what the chart renders', () => {
       '--max-semi-space-size=16',
       'dist/gateway/src/main.js',
     ]);
+    // glibc's malloc settings: two arenas and fixed thresholds by default; values replace them.
+    const gwDefault = find(defaults, 'Deployment', 'switchyard-gateway');
+    expect(envOf(gwDefault, 'MALLOC_ARENA_MAX')?.value).toBe('2');
+    expect(envOf(gwDefault, 'MALLOC_TRIM_THRESHOLD_')?.value).toBe('262144');
+    expect(envOf(gwDefault, 'MALLOC_MMAP_THRESHOLD_')?.value).toBe('262144');
+    expect(envOf(gw, 'MALLOC_ARENA_MAX')?.value).toBe('4');
     expect(container(gw).ports).toEqual([
       { name: 'http', containerPort: 8000, protocol: 'TCP' },
       { name: 'metrics', containerPort: 9000, protocol: 'TCP' },
