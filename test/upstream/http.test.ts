@@ -91,9 +91,11 @@ async function failure(p: Promise<unknown>): Promise<UpstreamError> {
   throw new Error('expected a failure');
 }
 
+const open = (path: string, t: UpstreamTarget, signal = new AbortController().signal) =>
+  send({ target: t, url: `${base}${path}`, method: 'GET', headers: {}, signal });
+
 async function get(path: string, t: UpstreamTarget, signal = new AbortController().signal) {
-  const res = await send({ target: t, url: `${base}${path}`, method: 'GET', headers: {}, signal });
-  return readJson(res);
+  return readJson(await open(path, t, signal));
 }
 
 describe('upstream http', () => {
@@ -169,13 +171,7 @@ describe('upstream http', () => {
   });
 
   it('a reader that stops pauses the socket, then still receives every byte', async () => {
-    const res = await send({
-      target: target(),
-      url: `${base}/big`,
-      method: 'GET',
-      headers: {},
-      signal: new AbortController().signal,
-    });
+    const res = await open('/big', target());
     const it = res.body[Symbol.asyncIterator]();
     let bytes = ((await it.next()).value as Buffer).length;
     // Loopback would deliver all 32 MiB in this time if the body kept reading the socket.
@@ -187,13 +183,7 @@ describe('upstream http', () => {
   });
 
   it('leaving an iteration early aborts the upstream request', async () => {
-    const res = await send({
-      target: target(),
-      url: `${base}/big`,
-      method: 'GET',
-      headers: {},
-      signal: new AbortController().signal,
-    });
+    const res = await open('/big', target());
     for await (const _chunk of res.body) break;
     res.deadline.done();
     expect(res.body.destroyed).toBe(true);
