@@ -119,7 +119,7 @@ try {
 } finally {
   await sim.proc.stop();
   await redis.stop();
-  gw.cgroup?.remove();
+  gw.process.cgroup?.remove();
 }
 
 const lines = [

@@ -51,7 +51,7 @@ try {
   await gw.stop();
   await sim.proc.stop();
   await redis.stop();
-  pod.cgroup?.remove();
+  pod.process.cgroup?.remove();
 }
 const file = readdirSync(dir).find((f) => f.endsWith('.cpuprofile'));
 if (!file) throw new Error(`no .cpuprofile written in ${dir}`);

@@ -68,7 +68,7 @@ const result = await runBench({
   },
   gatewayRuntime: gw.runtime,
   log: (line) => process.stdout.write(`${line}\n`),
-}).finally(() => gw.cgroup?.remove());
+}).finally(() => gw.process.cgroup?.remove());
 
 const out = resolve(values.out);
 mkdirSync(out, { recursive: true });

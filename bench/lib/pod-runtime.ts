@@ -80,12 +80,12 @@ export interface PodProcess {
  * The gateway process of a bench run, as the chart of `root` runs it unless told otherwise:
  * `flags` ("" for none) replaces the chart's nodeFlags, `malloc` ("chart" or "none") keeps or drops
  * its malloc settings, `memoryLimit` ("chart", "none" or MiB) its memory limit. The caller removes
- * the cgroup at the end (`cgroup.remove()`).
+ * the cgroup at the end (`process.cgroup?.remove()`).
  */
 export function gatewayRuntime(
   root: string,
   opts: { flags?: string | undefined; malloc?: string | undefined; memoryLimit?: string | undefined },
-): { runtime: GatewayRuntime; process: PodProcess; cgroup: MemoryCgroup | undefined } {
+): { runtime: GatewayRuntime; process: PodProcess } {
   const chart = chartPodRuntime(root);
   const nodeFlags = opts.flags === undefined ? chart.nodeFlags : opts.flags.split(/\s+/).filter(Boolean);
   const malloc = opts.malloc ?? 'chart';
@@ -97,7 +97,6 @@ export function gatewayRuntime(
   const unlimited = (note: string) => ({
     runtime: { nodeFlags, env, memoryLimitMb: limitMb, applied: false, note },
     process: { nodeFlags, env },
-    cgroup: undefined,
   });
   if (limitMb === undefined) return unlimited('no memory limit');
   const cg = memoryCgroup(limitMb);
@@ -111,11 +110,10 @@ export function gatewayRuntime(
       note: `in a cgroup v${cg.version} with memory limit ${limitMb} MiB`,
     },
     process: { nodeFlags, env, cgroup: cg },
-    cgroup: cg,
   };
 }
 
-/** One line for a report: the gateway pod's flags and memory limit. */
+/** One line for a report: the gateway pod's flags, malloc settings and memory limit. */
 export function describeRuntime(r: GatewayRuntime): string {
   const flags = r.nodeFlags.length ? r.nodeFlags.join(' ') : 'no Node flags';
   const env = Object.entries(r.env)
