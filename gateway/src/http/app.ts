@@ -75,6 +75,10 @@ export function buildGatewayApp(opts: GatewayAppOptions): FastifyInstance {
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: LIMITS.defaultBodyBytes,
     genReqId: () => randomUUID(),
+    // No per-request child logger: each request's one log line (pipeline/settle.ts) and the
+    // internal-error line (errors.ts) carry the request id themselves; a pino child per request
+    // cost an object, a bindings string and the garbage they leave on every request.
+    childLoggerFactory: (logger) => logger,
     requestIdHeader: false,
     // A draining gateway still answers what arrives on its open connections, each answer closing its
     // connection (gateway.ts): a 503 would fail a request that nothing else failed.
@@ -102,8 +106,7 @@ export function buildGatewayApp(opts: GatewayAppOptions): FastifyInstance {
     // A decorated flag, not a WeakSet: WeakSet.add cost ~0.6 % of the gateway's CPU under load.
     if (req.accounted) return;
     req.accounted = true;
-    if (req.routeOptions.config?.scope)
-      metrics.inFlight.dec({ surface: req.routeOptions.config.surface ?? 'other' });
+    if (req.routeOptions.config?.scope) metrics.inFlight.dec(req.routeOptions.config.surface ?? 'other');
     const durationMs = performance.now() - req.startedAt;
     const result = req.exchange?.progress.result;
     // A stream is settled once it has ended (its usage and cost known), also when its client left.
@@ -122,7 +125,7 @@ export function buildGatewayApp(opts: GatewayAppOptions): FastifyInstance {
       done();
       return;
     }
-    metrics.inFlight.inc({ surface: req.routeOptions.config?.surface ?? 'other' });
+    metrics.inFlight.inc(req.routeOptions.config?.surface ?? 'other');
     reply.raw.once('close', () => {
       if (reply.raw.writableFinished) return; // onResponse accounts for it
       account(req, reply, true);

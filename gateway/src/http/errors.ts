@@ -67,7 +67,8 @@ export function sendError(err: unknown, req: FastifyRequest, reply: FastifyReply
       : err instanceof Error
         ? fromFastify(err as FastifyError)
         : undefined) ?? new InternalError(err, req.id);
-  if (ge instanceof InternalError) req.log.error({ err: ge.cause ?? ge }, 'internal error');
+  if (ge instanceof InternalError)
+    req.log.error({ err: ge.cause ?? ge, request_log_id: req.id }, 'internal error');
   // The error encoder is where refusals are recorded (a failed chain's own record wins at settle).
   req.refusal = ge;
   if (ge.retryAfterSeconds !== undefined) void reply.header('retry-after', String(ge.retryAfterSeconds));
