@@ -4,7 +4,8 @@
  * cache as in the image) follows the snapshot the operator's publisher put in Redis; the config has
  * every feature (caps, limits, sessions, cache, async, webhooks: bench/config). Per run and variant:
  * start → first 200 with an empty compile cache (a new pod) and with the cache it left (a restarted
- * container), RSS idle (1 s after the first 200), RSS peak and CPU per request under `--connections`
+ * container), RSS idle (1 s after the first 200), the main thread's wake-ups and the CPU over the
+ * next 5 s with no traffic, RSS peak and CPU per request under `--connections`
  * autocannon connections on the compatible surface, RSS 2 s after the load.
  *   node bench/pod.ts [--runs 3] [--duration 5] [--connections 50] [--root DIR] [--gateway-flags "..."]
  *                     [--memory-limit chart|none|MiB] [--malloc-env chart|none]
@@ -18,7 +19,7 @@ import { parseArgs } from 'node:util';
 import { startRedis } from '#devkit/redis';
 import type { Variant } from './lib/config.ts';
 import { describeRuntime, gatewayRuntime } from './lib/pod-runtime.ts';
-import { cpuMs, rssMb, rssSampler } from './lib/rss.ts';
+import { cpuMs, mainThreadWakeups, rssMb, rssSampler } from './lib/rss.ts';
 import { cannon, latencyPoint } from './load.ts';
 import { type GatewayTargetOptions, gatewayTarget, type Sim, startSim } from './targets.ts';
 
@@ -40,6 +41,9 @@ interface PodFigures {
   coldStartMs: number;
   warmStartMs: number;
   idleMb: number;
+  /** Over IDLE_WINDOW_MS with no traffic, from 1 s after the first 200. */
+  idleWakeupsPerS: number;
+  idleCpuMsPerS: number;
   peakMb: number;
   afterMb: number;
   rps: number;
@@ -47,6 +51,8 @@ interface PodFigures {
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/** How long the pod is watched with no traffic, for its wake-ups and CPU at idle. */
+const IDLE_WINDOW_MS = 5000;
 const median = (xs: number[]) => {
   const s = [...xs].sort((a, b) => a - b);
   const m = Math.floor(s.length / 2);
@@ -76,6 +82,11 @@ async function measure(sim: Sim, redisUrl: string, variant: Variant): Promise<Po
   try {
     await sleep(1000);
     const idleMb = rssMb(t.pid) ?? Number.NaN;
+    const wake0 = mainThreadWakeups(t.pid) ?? Number.NaN;
+    const idleCpu0 = cpuMs(t.pid) ?? Number.NaN;
+    await sleep(IDLE_WINDOW_MS);
+    const idleWakeupsPerS = (((mainThreadWakeups(t.pid) ?? Number.NaN) - wake0) * 1000) / IDLE_WINDOW_MS;
+    const idleCpuMsPerS = (((cpuMs(t.pid) ?? Number.NaN) - idleCpu0) * 1000) / IDLE_WINDOW_MS;
     const rss = rssSampler(t.pid, 50);
     rss.startPeak();
     const spec = t.surfaces[0]!.request(sim, false);
@@ -92,6 +103,8 @@ async function measure(sim: Sim, redisUrl: string, variant: Variant): Promise<Po
       coldStartMs,
       warmStartMs: t.startupMs,
       idleMb,
+      idleWakeupsPerS,
+      idleCpuMsPerS,
       peakMb,
       afterMb,
       rps: load.rps,
@@ -113,7 +126,7 @@ try {
       const x = await measure(sim, redis.url, variant);
       all.push(x);
       process.stdout.write(
-        `run ${run + 1} ${variant}: start ${x.coldStartMs.toFixed(0)} ms (warm cache ${x.warmStartMs.toFixed(0)}), RSS idle ${x.idleMb.toFixed(1)} / peak ${x.peakMb.toFixed(1)} / after ${x.afterMb.toFixed(1)} MB, ${Math.round(x.rps)} req/s at c${connections}, ${x.cpuUsPerRequest.toFixed(0)} µs CPU/req (load ${loadavg()[0]?.toFixed(2)})\n`,
+        `run ${run + 1} ${variant}: start ${x.coldStartMs.toFixed(0)} ms (warm cache ${x.warmStartMs.toFixed(0)}), RSS idle ${x.idleMb.toFixed(1)} (${x.idleWakeupsPerS.toFixed(0)} wake-ups/s, ${x.idleCpuMsPerS.toFixed(1)} ms CPU/s) / peak ${x.peakMb.toFixed(1)} / after ${x.afterMb.toFixed(1)} MB, ${Math.round(x.rps)} req/s at c${connections}, ${x.cpuUsPerRequest.toFixed(0)} µs CPU/req (load ${loadavg()[0]?.toFixed(2)})\n`,
       );
     }
 } finally {
@@ -125,15 +138,15 @@ try {
 const lines = [
   `gateway pod (${values.root ? root : 'this checkout'}; ${describeRuntime(gw.runtime)}): medians of ${values.runs} runs; load average ${loadStart.toFixed(2)} at start, ${loadavg()[0]?.toFixed(2)} at end`,
   '',
-  '| variant | start → first 200, new pod (ms) | restarted, warm compile cache (ms) | RSS idle (MB) | RSS peak c' +
+  '| variant | start → first 200, new pod (ms) | restarted, warm compile cache (ms) | RSS idle (MB) | idle wake-ups / s | idle CPU ms / s | RSS peak c' +
     `${connections} (MB) | RSS after (MB) | req/s c${connections} | CPU µs / request |`,
-  '|---|---|---|---|---|---|---|---|',
+  '|---|---|---|---|---|---|---|---|---|---|',
 ];
 for (const variant of variants) {
   const xs = all.filter((x) => x.variant === variant);
   const m = (k: keyof Omit<PodFigures, 'variant'>) => median(xs.map((x) => x[k]));
   lines.push(
-    `| ${variant} | ${m('coldStartMs').toFixed(0)} | ${m('warmStartMs').toFixed(0)} | ${m('idleMb').toFixed(1)} | ${m('peakMb').toFixed(1)} | ${m('afterMb').toFixed(1)} | ${Math.round(m('rps'))} | ${m('cpuUsPerRequest').toFixed(0)} |`,
+    `| ${variant} | ${m('coldStartMs').toFixed(0)} | ${m('warmStartMs').toFixed(0)} | ${m('idleMb').toFixed(1)} | ${m('idleWakeupsPerS').toFixed(0)} | ${m('idleCpuMsPerS').toFixed(1)} | ${m('peakMb').toFixed(1)} | ${m('afterMb').toFixed(1)} | ${Math.round(m('rps'))} | ${m('cpuUsPerRequest').toFixed(0)} |`,
   );
 }
 process.stdout.write(`\n${lines.join('\n')}\n`);

@@ -55,3 +55,17 @@ export function cpuMs(pid: number): number | undefined {
     return undefined;
   }
 }
+
+/**
+ * Times the main thread of a process has gone to sleep and been woken so far (its voluntary context
+ * switches, from /proc/<pid>/task/<pid>/status): each timer tick or event of an idle process is one.
+ */
+export function mainThreadWakeups(pid: number): number | undefined {
+  try {
+    const status = readFileSync(`/proc/${pid}/task/${pid}/status`, 'utf8');
+    const m = /^voluntary_ctxt_switches:\s+(\d+)$/m.exec(status);
+    return m ? Number(m[1]) : undefined;
+  } catch {
+    return undefined;
+  }
+}
