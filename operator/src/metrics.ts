@@ -58,8 +58,9 @@ export class OperatorMetrics {
   });
 
   constructor() {
-    // Process and Node.js runtime metrics under their standard names, as the gateway exports them.
-    collectDefaultMetrics({ register: this.registry });
+    // Process and Node.js runtime metrics under their standard names, as the gateway exports them,
+    // the event-loop delay sampled every 50 ms as there (each sample wakes the process).
+    collectDefaultMetrics({ register: this.registry, eventLoopMonitoringPrecision: 50 });
     // `*_total` gauges break the naming rules (`promtool check metrics`); the per-type gauges remain.
     for (const name of [
       'nodejs_active_handles_total',
