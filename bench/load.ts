@@ -29,10 +29,16 @@ export interface LatencyPoint extends Percentiles {
  * `durationMs`. Latency is from send to the last body byte, in ms with µs resolution (autocannon's
  * histogram rounds to whole ms, too coarse for sub-millisecond overheads).
  */
+/**
+ * Requests in a closed loop for `durationMs`, `concurrency` at a time. With `pauseMs`, each loop
+ * waits that long after every answer: the target sleeps between requests, as it does between the
+ * chunks of a slow stream (see the idle latency in bench/report.ts).
+ */
 export async function latencyPoint(
   spec: RequestSpec,
   concurrency: number,
   durationMs: number,
+  pauseMs = 0,
 ): Promise<LatencyPoint> {
   const url = new URL(spec.url);
   const pool = new Pool(url.origin, { connections: concurrency, keepAliveTimeout: 60_000 });
@@ -56,6 +62,7 @@ export async function latencyPoint(
       } catch {
         errors++;
       }
+      if (pauseMs > 0) await new Promise((r) => setTimeout(r, pauseMs));
     }
   };
   await Promise.all(Array.from({ length: concurrency }, loop));

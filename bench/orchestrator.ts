@@ -63,7 +63,15 @@ export interface SurfaceResult {
   stream: StreamResult;
   /** Streams `streamConcurrency` at a time. */
   streamConcurrent: StreamResult;
+  /**
+   * Concurrency 1 at the first delay with IDLE_PAUSE_MS between requests: the target idles before
+   * each one, as before every first token of the one-at-a-time streams. Absent in older results.
+   */
+  c1Idle?: LatencyPoint;
 }
+
+/** The pause of `c1Idle`: the chunk interval of the bench's streams. */
+export const IDLE_PAUSE_MS = 20;
 
 export interface TargetResult {
   name: string;
@@ -125,6 +133,10 @@ async function measureTarget(t: Target, sims: Sim[], o: BenchOptions): Promise<T
         `  ${s.name} @${sim.delayMs}ms: c1 p50 ${c1.p50.toFixed(3)} p99 ${c1.p99.toFixed(3)} ms; c${o.highConcurrency} p50 ${cHigh.p50.toFixed(2)} p99 ${cHigh.p99.toFixed(2)} ms, ${Math.round(cHigh.rps)} req/s${c1.errors + cHigh.errors ? ` (${c1.errors + cHigh.errors} errors)` : ''}`,
       );
     }
+    const c1Idle = await latencyPoint(s.request(sims[0]!, false), 1, o.durationS * 1000, IDLE_PAUSE_MS);
+    o.log(
+      `  ${s.name}: c1 p50 ${c1Idle.p50.toFixed(3)} ms with ${IDLE_PAUSE_MS} ms idle before each request`,
+    );
     const throughput = await throughputSearch(s.request(sims[0]!, false), {
       connections: o.highConcurrency,
       durationS: o.durationS,
@@ -152,6 +164,7 @@ async function measureTarget(t: Target, sims: Sim[], o: BenchOptions): Promise<T
       cpuPerRequestUs,
       stream,
       streamConcurrent,
+      c1Idle,
     });
   }
   const peak = rss.stopPeak();

@@ -1,5 +1,5 @@
 import { describeRuntime } from './lib/pod-runtime.ts';
-import type { BenchResult, SurfaceResult } from './orchestrator.ts';
+import { type BenchResult, IDLE_PAUSE_MS, type SurfaceResult } from './orchestrator.ts';
 
 /** Markdown report: absolute figures, overhead against the direct floor, ratios and the goals. */
 
@@ -180,6 +180,41 @@ export function markdown(r: BenchResult): string {
     lines.push(`| ${x.s.name} | ${cells.join(' | ')} |`);
   }
   lines.push('', 'The direct row shows the absolute latency of the simulator in parentheses.', '');
+  const d0 = o.delays[0];
+  const idleDirect = direct?.s.c1Idle;
+  if (idleDirect) {
+    lines.push(
+      `## Added latency after ${IDLE_PAUSE_MS} ms idle (concurrency 1, delay ${d0} ms)`,
+      '',
+      `The same requests one at a time with ${IDLE_PAUSE_MS} ms between an answer and the next request, as`,
+      'before every first token of the one-at-a-time streams: how much slower each path runs after the',
+      'target has slept. Added p50 back to back is the first table again.',
+      '',
+      '| target | added p50 back to back | added p50 after idle | difference |',
+      '|---|---|---|---|',
+    );
+    for (const x of all) {
+      const idle = x.s.c1Idle;
+      if (!idle) continue;
+      if (x.s.name === 'direct') {
+        const me = x.s.delays.find((y) => y.delayMs === d0);
+        lines.push(
+          `| direct | (${f(me?.c1.p50, 3)}) | (${f(idle.p50, 3)}) | ${signed(idle.p50 - (me?.c1.p50 ?? Number.NaN), 3)} |`,
+        );
+        continue;
+      }
+      const back = added(r, x.s, d0 ?? 0, 'c1', 'p50');
+      const afterIdle = idle.p50 - idleDirect.p50;
+      lines.push(
+        `| ${x.s.name} | ${signed(back, 3)} | ${signed(afterIdle, 3)} | ${signed(afterIdle - back, 3)} |`,
+      );
+    }
+    lines.push(
+      '',
+      "The direct row shows the simulator's own p50 in parentheses, and how much idleness adds to it.",
+      '',
+    );
+  }
   lines.push('## Throughput, streaming, memory, start', '');
   lines.push(
     `| target | max req/s (p99 < ${o.p99LimitMs} ms) | p99 / connections there | saturated req/s (c${o.highConcurrency}) | CPU µs / request | TTFT p50 | TTFT overhead p50 | TTFT overhead p50, ${o.streamConcurrency} at a time | gap p99 | gap overhead p99 | RSS idle / peak / after (MB) | start → first 200 (ms) |`,
