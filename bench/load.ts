@@ -27,12 +27,9 @@ export interface LatencyPoint extends Percentiles {
 /**
  * `concurrency` loops, each sending the next request when the previous answer is read completely, for
  * `durationMs`. Latency is from send to the last body byte, in ms with µs resolution (autocannon's
- * histogram rounds to whole ms, too coarse for sub-millisecond overheads).
- */
-/**
- * Requests in a closed loop for `durationMs`, `concurrency` at a time. With `pauseMs`, each loop
+ * histogram rounds to whole ms, too coarse for sub-millisecond overheads). With `pauseMs`, each loop
  * waits that long after every answer: the target sleeps between requests, as it does between the
- * chunks of a slow stream (see the idle latency in bench/report.ts).
+ * chunks of a slow stream (the idle latency in bench/report.ts).
  */
 export async function latencyPoint(
   spec: RequestSpec,
