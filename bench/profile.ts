@@ -2,6 +2,7 @@
  * CPU profile of the gateway hot path: Redis + simulator (0 ms) + gateway under `node --cpu-prof`,
  * autocannon load on one surface, then the self-time aggregation of bench/analyse-profile.ts.
  *   node bench/profile.ts [--surface compat|native] [--duration 10] [--dir .cache/prof] [--stateless]
+ *     [--connections 50] [--rate N]
  * The gateway is the production pod (dist/, the bench config: caps, limits, logs, usage, the chart's
  * Node flags and memory limit as in bench/lib/pod-runtime.ts); with --stateless, the same config
  * without caps and limits.
@@ -23,6 +24,8 @@ const { values } = parseArgs({
     dir: { type: 'string', default: '.cache/prof' },
     top: { type: 'string', default: '25' },
     stateless: { type: 'boolean', default: false },
+    // A fixed request rate (autocannon's overallRate): both variants do the same work per second.
+    rate: { type: 'string' },
     'memory-limit': { type: 'string', default: 'chart' },
   },
 });
@@ -42,7 +45,12 @@ try {
   const surface = gw.surfaces.find((s) => s.name.endsWith(values.surface)) ?? gw.surfaces[0]!;
   const spec = surface.request(sim, false);
   await latencyPoint(spec, 8, 1000);
-  const p = await cannon(spec, Number(values.connections), Number(values.duration));
+  const p = await cannon(
+    spec,
+    Number(values.connections),
+    Number(values.duration),
+    values.rate ? Number(values.rate) : undefined,
+  );
   requests = Math.round(p.rps * Number(values.duration));
   process.stdout.write(
     `${surface.name}: ${Math.round(p.rps)} req/s, p50 ${p.p50} ms, p99 ${p.p99} ms, ${requests} requests\n`,

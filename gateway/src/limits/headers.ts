@@ -1,19 +1,17 @@
 import type { RateKind, RateLimit } from './rates.ts';
 
-/** OpenAI's duration spelling for x-ratelimit-reset-*: `120ms`, `1.5s`, `6m0s`. */
+/**
+ * OpenAI's duration spelling for x-ratelimit-reset-*: `120ms`, `1.5s`, `6m0s`. Whole milliseconds
+ * over 1000 print with at most three decimals and no trailing zeros, as JavaScript prints them.
+ */
 export function openAiDuration(ms: number): string {
   const v = Math.max(0, Math.ceil(ms));
   if (v < 1000) return `${v}ms`;
-  if (v < 60_000) return `${Number((v / 1000).toFixed(3))}s`;
+  if (v < 60_000) return `${v / 1000}s`;
   const m = Math.floor(v / 60_000);
-  return `${m}m${Number(((v - m * 60_000) / 1000).toFixed(3))}s`;
+  return `${m}m${(v - m * 60_000) / 1000}s`;
 }
 
-/**
- * The `x-ratelimit-*` trio per kind (docs/api.md, "Spend caps and rate limits"), from the tightest scope
- * (the one with the fewest cells left), plus `retry-after-ms` for the exact delay: the OpenAI SDKs
- * read it before `retry-after`, so their built-in retry waits just long enough.
- */
 /** What one limit has left, as its headers say it. */
 export interface RateState {
   remaining: number;
@@ -27,6 +25,11 @@ const NAMES = {
   tokens: ['x-ratelimit-limit-tokens', 'x-ratelimit-remaining-tokens', 'x-ratelimit-reset-tokens'],
 } as const;
 
+/**
+ * The `x-ratelimit-*` trio per kind (docs/api.md, "Spend caps and rate limits"), from the tightest scope
+ * (the one with the fewest cells left), plus `retry-after-ms` for the exact delay: the OpenAI SDKs
+ * read it before `retry-after`, so their built-in retry waits just long enough.
+ */
 export function rateLimitHeaders(
   limits: readonly RateLimit[],
   states: readonly RateState[],

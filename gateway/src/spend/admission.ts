@@ -11,6 +11,7 @@ import type { Prepared } from '../pipeline/prepare.ts';
 import { type SpendContext, skipMessage, take } from './context.ts';
 import { type Estimate, estimate } from './estimate.ts';
 import type { CapHold, TokenHold } from './holding.ts';
+import type { LeaseNeeds, RateLease, Taken } from './leases.ts';
 import { type CapRule, capRef, capsOf } from './rules.ts';
 
 /** The primary slot as admission left it: nothing held, a hold, or over its cap (skipped). */
@@ -35,6 +36,10 @@ export interface Admitted {
 }
 
 const NOTHING: PrimaryHold = { kind: 'none' };
+const NO_LIMITS: RateLimit[] = [];
+const CAPS_AND_LIMITS = ['spend_caps', 'rate_limits'] as const;
+const CAPS = ['spend_caps'] as const;
+const LIMITS = ['rate_limits'] as const;
 
 function projectRefusal(h: CapHold, index: number, spentMicros: number): GatewayError {
   const rule = h.rules[index]!;
@@ -53,19 +58,31 @@ export function capHold(ctx: SpendContext, projectId: string, rules: CapRule[], 
   return { rules, leases: rules.map((r) => ctx.leases.cap(projectId, capRef(projectId, r, now), r)), micros };
 }
 
+/** What admission asked of the leases, to decide on their answer. */
+interface Asked {
+  ctx: SpendContext;
+  projectId: string;
+  admitted: Admitted;
+  limits: RateLimit[];
+  rateLeases: RateLease[];
+  primary: CapHold | undefined;
+  providerOptional: boolean;
+}
+
 /**
  * Admission against the pod's leases, with no round trip while they last: the project's and the
  * key's GCRA limits (requests and async acceptances only: a job's units were taken when it was
  * accepted; a summary takes none), the project caps and the primary slot's caps. A refusal is thrown
  * (429, 402, 422, or 503 by outage policy), or deferred when a feature may answer without a provider
  * (a cache hit passes a reached project cap). Undefined when nothing limits or caps the exchange.
+ * It answers at once when the leases have room, and with a promise when one had to be renewed.
  */
-export async function admit(
+export function admit(
   ctx: SpendContext,
   ex: Exchange,
   p: Prepared,
   providerOptional: boolean,
-): Promise<Admitted | undefined> {
+): Admitted | undefined | Promise<Admitted | undefined> {
   const project = ex.auth.project;
   const pc = project.config;
   const key = ex.auth.key;
@@ -83,13 +100,25 @@ export async function admit(
     primarySlot && (projectRules.length || primaryRules || tokenRates)
       ? estimate(p.request, project, primarySlot)
       : { tokens: 0, micros: 0 };
-  const limits = rates ? requestLimits(pc, key, est.tokens) : [];
-  const rateLeases = limits.map((l) => ctx.leases.rate(pc.id, l.ref));
-  const tokenIdx = limits.flatMap((l, i) => (l.kind === 'tokens' ? [i] : []));
+  const limits = rates ? requestLimits(pc, key, est.tokens) : NO_LIMITS;
+  // One pass over the limits: their leases, what the request takes of each, the token limits' share.
+  const rateLeases: RateLease[] = new Array(limits.length);
+  const rateNeeds: LeaseNeeds['rates'] = new Array(limits.length);
+  const tokens: TokenHold = { leases: [], units: [] };
+  for (let i = 0; i < limits.length; i++) {
+    const l = limits[i]!;
+    const lease = ctx.leases.rate(pc.id, l.ref);
+    rateLeases[i] = lease;
+    rateNeeds[i] = { lease, units: l.cost };
+    if (l.kind === 'tokens') {
+      tokens.leases.push(lease);
+      tokens.units.push(l.cost);
+    }
+  }
   const a: Admitted = {
     project: undefined,
     primary: NOTHING,
-    tokens: { leases: tokenIdx.map((i) => rateLeases[i]!), units: tokenIdx.map((i) => limits[i]!.cost) },
+    tokens,
     estimatedTokens: est.tokens,
     deferred: undefined,
     headers: undefined,
@@ -104,17 +133,23 @@ export async function admit(
   // A capped primary without pricing is the slot guard's 422; nothing to hold for it here.
   const primary =
     primaryRules && est.micros !== null ? capHold(ctx, pc.id, primaryRules, est.micros) : undefined;
-  const caps = [...(a.project?.leases ?? []), ...(primary?.leases ?? [])];
-  if (!limits.length && !caps.length) return a;
-  const taken = await take(
+  const capNeeds: LeaseNeeds['caps'] = [];
+  for (const h of [a.project, primary])
+    if (h) for (const lease of h.leases) capNeeds.push({ lease, micros: h.micros });
+  if (!limits.length && !capNeeds.length) return a;
+  const taken = take(
     ctx,
     pc.id,
-    {
-      rates: limits.map((l, i) => ({ lease: rateLeases[i]!, units: l.cost })),
-      caps: caps.map((lease) => ({ lease, micros: est.micros ?? 0 })),
-    },
-    [...(caps.length ? (['spend_caps'] as const) : []), ...(limits.length ? (['rate_limits'] as const) : [])],
+    { rates: rateNeeds, caps: capNeeds },
+    capNeeds.length ? (limits.length ? CAPS_AND_LIMITS : CAPS) : LIMITS,
   );
+  const asked: Asked = { ctx, projectId: pc.id, admitted: a, limits, rateLeases, primary, providerOptional };
+  return taken instanceof Promise ? taken.then((t) => decide(asked, t)) : decide(asked, taken);
+}
+
+/** Admission on the leases' answer: admitted, or refused by a limit or a cap. */
+function decide(q: Asked, taken: Taken | undefined): Admitted | Promise<Admitted> {
+  const { ctx, admitted: a, limits, rateLeases, primary, providerOptional } = q;
   if (!taken) {
     // Open: the request goes on unchecked, and nothing is held for it.
     return { ...a, project: undefined, tokens: { leases: [], units: [] } };
@@ -142,8 +177,8 @@ export async function admit(
   }
   // Only the primary slot is over its cap: it will be skipped; the project caps still hold.
   a.primary = { kind: 'skip', message: skipMessage(primary!.rules[taken.index - projectCaps]!, 'primary') };
-  if (a.project) a.project = await holdProject(ctx, pc.id, a.project);
-  return a;
+  if (!a.project) return a;
+  return holdProject(ctx, q.projectId, a.project).then((project) => ({ ...a, project }));
 }
 
 /** The project caps alone, after the primary's refusal took the whole step down. */

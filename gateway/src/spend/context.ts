@@ -36,28 +36,28 @@ export function onOutage(ctx: SpendContext, feature: OutageFeature, err: unknown
 
 /**
  * The one admission path: the request takes from the pod's leases (leases.ts), which call the store
- * only when one runs short. When the store is unreachable the outage policy decides, for each of
- * the `features` the request is subject to: closed refuses (503), open returns undefined (the
- * request goes on unchecked, holding nothing).
+ * only when one runs short, and answer at once otherwise. When the store is unreachable the outage
+ * policy decides, for each of the `features` the request is subject to: closed refuses (503), open
+ * returns undefined (the request goes on unchecked, holding nothing).
  */
-export async function take(
+export function take(
   ctx: SpendContext,
   projectId: string,
   needs: LeaseNeeds,
   features: readonly OutageFeature[],
-): Promise<Taken | undefined> {
+): Taken | undefined | Promise<Taken | undefined> {
   if (!ctx.store.reachable()) {
     const down = new Error('the runtime-state store is unreachable');
     for (const f of features) onOutage(ctx, f, down);
     return undefined;
   }
-  try {
-    return await ctx.leases.take(projectId, needs);
-  } catch (err) {
+  const taken = ctx.leases.take(projectId, needs);
+  if (!(taken instanceof Promise)) return taken;
+  return taken.catch((err: unknown) => {
     if (!(err instanceof LeasesUnavailableError)) throw err;
     for (const f of features) onOutage(ctx, f, err);
     return undefined;
-  }
+  });
 }
 
 export const skipMessage = (rule: CapRule, slot: string): string =>

@@ -6,6 +6,7 @@ import { limited, requestLimits } from '../limits/rates.ts';
 import type { Exchange } from '../pipeline/exchange.ts';
 import type { Feature, FeatureRun, RunEnd } from '../pipeline/feature.ts';
 import type { Prepared } from '../pipeline/prepare.ts';
+import type { Notes } from '../pipeline/result.ts';
 import { createOutageMetrics, type OutagePolicy, outagePolicyFromEnv } from '../state/failure-policy.ts';
 import { type Admitted, admit } from './admission.ts';
 import type { SpendContext } from './context.ts';
@@ -40,6 +41,9 @@ export interface LimitsAndCaps extends Feature {
   close(): Promise<void>;
 }
 
+/** Read only: what an exchange that carries no token units corrects. */
+const NO_TOKENS: TokenHold = { leases: [], units: [] };
+
 const envTtl = (): number => {
   const v = Number(process.env.SWITCHYARD_SPEND_LEASE_TTL_MS);
   return Number.isFinite(v) && v >= 300 ? v : 15_000;
@@ -48,7 +52,7 @@ const envTtl = (): number => {
 /** An async job's token units, taken on the exchange that accepted it: what its real usage corrects. */
 function carriedTokens(ctx: SpendContext, ex: Exchange): TokenHold {
   const tokens = ex.carried?.admittedTokens;
-  if (tokens === undefined) return { leases: [], units: [] };
+  if (tokens === undefined) return NO_TOKENS;
   const { project, key } = ex.auth;
   const limits = requestLimits(project.config, key, tokens).filter((l) => l.kind === 'tokens');
   return {
@@ -99,14 +103,23 @@ export function limitsAndCaps(deps: LimitsAndCapsDeps): LimitsAndCaps {
     now: deps.now,
   };
 
-  async function run(
+  // Admission answers at once while the leases have room; so does the run then (no promise).
+  function run(
     ex: Exchange,
     p: Prepared,
     providerOptional: boolean,
     bySlot: Map<string, CapRule[]> | undefined,
-  ): Promise<FeatureRun | undefined> {
-    const carried = ex.kind === 'job' ? carriedTokens(ctx, ex) : { leases: [], units: [] };
-    const a: Admitted | undefined = await admit(ctx, ex, p, providerOptional);
+  ): FeatureRun | undefined | Promise<FeatureRun | undefined> {
+    const a = admit(ctx, ex, p, providerOptional);
+    return a instanceof Promise ? a.then((v) => admitted(ex, v, bySlot)) : admitted(ex, a, bySlot);
+  }
+
+  function admitted(
+    ex: Exchange,
+    a: Admitted | undefined,
+    bySlot: Map<string, CapRule[]> | undefined,
+  ): FeatureRun | undefined {
+    const carried = ex.kind === 'job' ? carriedTokens(ctx, ex) : NO_TOKENS;
     if (!a && !bySlot && !carried.leases.length) return undefined;
     const tokens = a?.tokens.leases.length ? a.tokens : carried;
     const taken = a?.tokens.leases.length ? a.estimatedTokens : (ex.carried?.admittedTokens ?? 0);
@@ -119,13 +132,12 @@ export function limitsAndCaps(deps: LimitsAndCapsDeps): LimitsAndCaps {
       holds.slots.clear();
     };
 
+    const notes: Notes = {};
+    if (a?.headers) notes.rateLimitHeaders = a.headers;
+    if (ex.kind === 'accept' && a?.tokens.leases.length)
+      notes.carried = { admittedTokens: a.estimatedTokens };
     return {
-      notes: {
-        ...(a?.headers ? { rateLimitHeaders: a.headers } : {}),
-        ...(ex.kind === 'accept' && a?.tokens.leases.length
-          ? { carried: { admittedTokens: a.estimatedTokens } }
-          : {}),
-      },
+      notes,
       toChain(final) {
         // The request reaches a provider: a refusal kept for a possible cache hit applies now.
         if (a?.deferred) throw a.deferred;

@@ -107,8 +107,17 @@ export interface LeasesOptions {
   onAnswer?: (projectId: string, caps: readonly CapLease[], result: LeaseResult) => void;
 }
 
-const rateShort = (n: { lease: RateLease; units: number }): boolean =>
-  n.lease.releasing || n.lease.units < n.units;
+type CapNeed = LeaseNeeds['caps'][number];
+const rateShort = (n: LeaseNeeds['rates'][number]): boolean => n.lease.releasing || n.lease.units < n.units;
+const capShort = (n: CapNeed): boolean => Leases.free(n.lease) < n.micros;
+const TAKEN: Taken = Object.freeze({ ok: true });
+
+function takeRates(needs: LeaseNeeds, now: number): void {
+  for (const n of needs.rates) {
+    n.lease.units -= n.units;
+    n.lease.lastAdmitMs = now;
+  }
+}
 
 /** µUSD of caps, and units of limits, a lease asks for beyond the request that needs it. */
 const CAP_WANT_REQUESTS = 256;
@@ -212,10 +221,19 @@ export class Leases {
 
   /**
    * Takes what a request needs: every limit's units or none (a refused limit takes nothing), then
-   * every cap's µUSD or none (a refused cap leaves the limits' units taken). Calls the store only for
-   * leases that ran short. Throws LeasesUnavailableError when that call fails.
+   * every cap's µUSD or none (a refused cap leaves the limits' units taken). When every lease has
+   * room, as for most requests, it answers at once: no store call, no promise. Otherwise it calls
+   * the store for the leases that ran short, and the promise rejects with LeasesUnavailableError
+   * when that call fails.
    */
-  async take(projectId: string, needs: LeaseNeeds): Promise<Taken> {
+  take(projectId: string, needs: LeaseNeeds): Taken | Promise<Taken> {
+    if (needs.rates.some(rateShort) || needs.caps.some(capShort)) return this.#takeRenewing(projectId, needs);
+    const now = this.#o.now();
+    takeRates(needs, now);
+    return this.#holdCaps(projectId, needs, undefined, now);
+  }
+
+  async #takeRenewing(projectId: string, needs: LeaseNeeds): Promise<Taken> {
     const now = this.#o.now();
     while (needs.rates.some(rateShort)) {
       const answer = await this.#renew(projectId, { rates: needs.rates.filter(rateShort), caps: [] });
@@ -228,15 +246,10 @@ export class Leases {
           retryMs: answer.rates.get(needs.rates[refused]!.lease)!.retryMs,
         };
     }
-    for (const n of needs.rates) {
-      n.lease.units -= n.units;
-      n.lease.lastAdmitMs = now;
-    }
+    takeRates(needs, now);
     // Leases granted one request's worth (near the cap) for this request: it holds them already.
-    // Built only when a lease ran short: most requests find room in every lease.
     let claimed: Set<CapLease> | undefined;
-    const short = (n: { lease: CapLease; micros: number }): boolean =>
-      !claimed?.has(n.lease) && Leases.free(n.lease) < n.micros;
+    const short = (n: CapNeed): boolean => !claimed?.has(n.lease) && capShort(n);
     while (needs.caps.some(short)) {
       const asked = needs.caps.filter(short);
       const answer = await this.#renew(projectId, { rates: [], caps: asked });
@@ -253,6 +266,11 @@ export class Leases {
           n.lease.inflight += n.micros;
         }
     }
+    return this.#holdCaps(projectId, needs, claimed, now);
+  }
+
+  /** Every cap's µUSD joins what runs on its lease (`claimed` ones hold it already). */
+  #holdCaps(projectId: string, needs: LeaseNeeds, claimed: Set<CapLease> | undefined, now: number): Taken {
     let beyond = false;
     for (const n of needs.caps) {
       const l = n.lease;
@@ -264,7 +282,7 @@ export class Leases {
     // More runs than the store counts for a dead pod: it learns within this turn (a pod killed after
     // counts it). Within what was committed ahead, no call is needed.
     if (beyond) this.#dirty(projectId);
-    return { ok: true };
+    return TAKEN;
   }
 
   /** A request admitted on `lease` ended: its estimate is released and its real cost recorded. */
