@@ -7,6 +7,7 @@ import { Registry } from 'prom-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { authenticate } from '#gateway/auth/authenticate';
+import { GatewayError } from '#gateway/errors/index';
 import { responseCache } from '#gateway/cache/feature';
 import { MemoryCacheStore } from '#gateway/cache/memory-store';
 import { type Exchange, newProgress } from '#gateway/pipeline/exchange';
@@ -422,5 +423,35 @@ describe('feature composition (memory stores, provider simulator)', () => {
     console.log(
       `reordering: ${a.out.length} results identical, spent ${JSON.stringify(a.spent)} µUSD on both orders`,
     );
+  });
+  it('admission answers at once while the leases have room, and waits only for a renewal', async () => {
+    const guard = new MemoryGuardStore(now);
+    const limits = limitsAndCaps({
+      store: guard,
+      registry: new Registry(),
+      logger: pino({ level: 'silent' }),
+      now,
+      thresholds: { log: () => {}, emit: () => {} },
+      member: 'pod-sync',
+    });
+    const begin = () => {
+      const ex = exchange('request');
+      const p = prepare(ex.auth, ask('capped').body, { async: false });
+      return limits.begin({ ex, p, providerOptional: false });
+    };
+    // The pod holds no lease yet: the first request waits for the store's grant.
+    const first = begin();
+    expect(first).toBeInstanceOf(Promise);
+    const runs = [await first];
+    // The next ones take from what was granted, in the same turn: no promise, no store call.
+    for (let i = 0; i < 5; i++) {
+      const next = begin();
+      expect(next).not.toBeInstanceOf(Promise);
+      runs.push(next as Awaited<typeof first>);
+    }
+    expect(runs.every((r) => r?.notes?.rateLimitHeaders?.['x-ratelimit-remaining-requests'])).toBe(true);
+    for (const r of runs) r?.finish({ kind: 'refused', error: new GatewayError('service_unavailable', 'test over') });
+    await limits.close();
+    expect(guard.committed(PROJECT_CAP())).toBe(0);
   });
 });
