@@ -58,6 +58,11 @@ export function capHold(ctx: SpendContext, projectId: string, rules: CapRule[], 
   return { rules, leases: rules.map((r) => ctx.leases.cap(projectId, capRef(projectId, r, now), r)), micros };
 }
 
+/** What a hold asks of each of its leases. */
+function needsOf(hold: CapHold | undefined, out: LeaseNeeds['caps']): void {
+  if (hold) for (const lease of hold.leases) out.push({ lease, micros: hold.micros });
+}
+
 /** What admission asked of the leases, to decide on their answer. */
 interface Asked {
   ctx: SpendContext;
@@ -134,8 +139,8 @@ export function admit(
   const primary =
     primaryRules && est.micros !== null ? capHold(ctx, pc.id, primaryRules, est.micros) : undefined;
   const capNeeds: LeaseNeeds['caps'] = [];
-  for (const h of [a.project, primary])
-    if (h) for (const lease of h.leases) capNeeds.push({ lease, micros: h.micros });
+  needsOf(a.project, capNeeds);
+  needsOf(primary, capNeeds);
   if (!limits.length && !capNeeds.length) return a;
   const taken = take(
     ctx,
@@ -183,12 +188,9 @@ function decide(q: Asked, taken: Taken | undefined): Admitted | Promise<Admitted
 
 /** The project caps alone, after the primary's refusal took the whole step down. */
 async function holdProject(ctx: SpendContext, projectId: string, hp: CapHold): Promise<CapHold | undefined> {
-  const taken = await take(
-    ctx,
-    projectId,
-    { rates: [], caps: hp.leases.map((lease) => ({ lease, micros: hp.micros })) },
-    ['spend_caps'],
-  );
+  const caps: LeaseNeeds['caps'] = [];
+  needsOf(hp, caps);
+  const taken = await take(ctx, projectId, { rates: [], caps }, CAPS);
   if (!taken) return undefined;
   if (!taken.ok && taken.kind === 'cap') throw projectRefusal(hp, taken.index, taken.spentMicros);
   return hp;
