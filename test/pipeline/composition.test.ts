@@ -7,9 +7,9 @@ import { Registry } from 'prom-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { authenticate } from '#gateway/auth/authenticate';
-import { GatewayError } from '#gateway/errors/index';
 import { responseCache } from '#gateway/cache/feature';
 import { MemoryCacheStore } from '#gateway/cache/memory-store';
+import { GatewayError } from '#gateway/errors/index';
 import { type Exchange, newProgress } from '#gateway/pipeline/exchange';
 import type { Feature } from '#gateway/pipeline/feature';
 import type { Finished } from '#gateway/pipeline/finished';
@@ -450,7 +450,8 @@ describe('feature composition (memory stores, provider simulator)', () => {
       runs.push(next as Awaited<typeof first>);
     }
     expect(runs.every((r) => r?.notes?.rateLimitHeaders?.['x-ratelimit-remaining-requests'])).toBe(true);
-    for (const r of runs) r?.finish({ kind: 'refused', error: new GatewayError('service_unavailable', 'test over') });
+    for (const r of runs)
+      r?.finish({ kind: 'refused', error: new GatewayError('service_unavailable', 'test over') });
     await limits.close();
     expect(guard.committed(PROJECT_CAP())).toBe(0);
   });
