@@ -156,6 +156,19 @@ export async function startCluster(opts: StartClusterOptions = {}): Promise<Clus
   }
 
   const bin = await buildControlPlane();
+  // The control plane picks free ports and binds them a moment later, so another process on the
+  // machine may take one in between (etcd then exits with "address already in use"): such a start
+  // is tried again, on ports picked afresh.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startControlPlane(bin, opts);
+    } catch (e) {
+      if (attempt >= 3 || !(e as Error).message.includes('address already in use')) throw e;
+    }
+  }
+}
+
+async function startControlPlane(bin: string, opts: StartClusterOptions): Promise<Cluster> {
   const dir = await mkdtemp(join(tmpdir(), 'switchyard-cluster-'));
   const kubeconfigPath = join(dir, 'kubeconfig');
   const args = ['up', '--dir', dir, '--exit-on-stdin-close', '--remove-dir-on-exit'];
