@@ -37,10 +37,11 @@ export interface CapLease {
 export interface RateLease {
   readonly projectId: string;
   ref: RateRef;
-  /** Units leased and not used (negative: used beyond the lease, owed to the limit). */
+  /**
+   * Units leased and not used (negative: used beyond the lease, owed to the limit). Units a request
+   * took and did not use (a token estimate above the real count) come back here.
+   */
   units: number;
-  /** Units requests took and did not use (a token estimate above the real count): given back next call. */
-  refund: number;
   /** While units are being given back: none of them may be used. */
   releasing: boolean;
   /** What the limit had left for everybody, and its reset, at the last answer (for the headers). */
@@ -78,7 +79,7 @@ interface Waiter {
 
 /** What one call carried, to apply its answer. */
 interface Sent {
-  rates: { lease: RateLease; give: number; refund: number }[];
+  rates: { lease: RateLease; give: number }[];
   caps: { lease: CapLease; used: number; need: number; tightGrant: boolean }[];
 }
 
@@ -127,6 +128,8 @@ const COMMIT_AHEAD_REQUESTS = 8;
 const REPORT_WITHIN_MS = 100;
 /** A rate lease asks for a second's worth of the limit (at least the request's units). */
 const RATE_WANT_MS = 1000;
+/** The most units a rate lease keeps between calls: what it asks for when it runs short. */
+const rateWant = (l: RateLease): number => Math.floor((1000 / l.ref.intervalUs) * RATE_WANT_MS);
 
 /**
  * This pod's leases on rate limits and spend caps (docs/api.md, "Spend caps and rate
@@ -197,7 +200,6 @@ export class Leases {
         projectId,
         ref,
         units: 0,
-        refund: 0,
         releasing: false,
         remaining: ref.burst,
         resetMs: 0,
@@ -306,14 +308,17 @@ export class Leases {
 
   /**
    * A limit's units moved by what a request really used minus what it took. Units it took and did
-   * not use go back to the limit with the next call (so the limit counts real usage, not estimates);
-   * units it used beyond its estimate are taken from the lease, or owed and taken with the next call.
+   * not use return to the lease, for the pod's next requests: they were taken from the limit once and
+   * are used at most once, so the limit admits no more than it allows. With `max_tokens` set, as most
+   * clients send it, nearly every request takes more than it uses, and this costs no call. What
+   * would leave the lease holding more than a full lease (a second's worth of the limit) goes back
+   * to the limit with a call at the end of the turn, so a slow limit is not hoarded by one pod. Units
+   * a request used beyond its estimate are taken from the lease, or owed and taken with the next call.
    */
   correct(lease: RateLease, deltaUnits: number): void {
     if (deltaUnits === 0) return;
-    if (deltaUnits < 0) lease.refund -= deltaUnits;
-    else lease.units -= deltaUnits;
-    if (deltaUnits < 0 || lease.units < 0) this.#dirty(lease.projectId);
+    lease.units -= deltaUnits;
+    if (lease.units < 0 || lease.units > rateWant(lease)) this.#dirty(lease.projectId);
   }
 
   /** The `x-ratelimit-*` view of a limit: what everybody has left, counting this pod's own units. */
@@ -431,19 +436,16 @@ export class Leases {
     }
     for (const l of p.rates.values()) {
       const need = rateNeed.get(l) ?? 0;
-      const refund = l.refund;
-      const give = (l.releasing ? l.units : Math.min(0, l.units)) + refund;
+      const give = l.releasing ? l.units : l.units < 0 ? l.units : Math.max(0, l.units - rateWant(l));
       if (!need && give === 0) continue;
-      l.refund = 0;
-      const perMs = 1000 / l.ref.intervalUs;
       rateOps.push({
         rate: l.ref,
         give,
         need,
-        want: need ? Math.max(need, Math.floor(perMs * RATE_WANT_MS)) : 0,
+        want: need ? Math.max(need, rateWant(l)) : 0,
       });
-      sent.rates.push({ lease: l, give: give - refund, refund });
-      l.units -= give - refund;
+      sent.rates.push({ lease: l, give });
+      l.units -= give;
     }
     for (const l of p.caps.values()) {
       const need = capNeed.get(l) ?? 0;
@@ -482,7 +484,6 @@ export class Leases {
       // Nothing was applied: what was sent is owed again (the next call carries it).
       for (const s of sent.rates) {
         s.lease.units += s.give;
-        s.lease.refund += s.refund;
       }
       for (const s of sent.caps) {
         s.lease.used += s.used;
