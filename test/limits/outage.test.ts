@@ -35,6 +35,12 @@ async function counted(gw: RunningGateway, feature: string, decision: string): P
   return values.find((v) => v.labels.feature === feature && v.labels.decision === decision)?.value ?? 0;
 }
 
+async function leaseCalls(gw: RunningGateway, kind: string, outcome: string): Promise<number> {
+  const metric = gw.gateway.metrics.registry.getSingleMetric('switchyard_spend_lease_calls_total');
+  const values = (await metric?.get())?.values ?? [];
+  return values.find((v) => v.labels.kind === kind && v.labels.outcome === outcome)?.value ?? 0;
+}
+
 describe('Redis unreachable', () => {
   let sim: Simulator;
   let redis: RunningRedis;
@@ -87,6 +93,9 @@ describe('Redis unreachable', () => {
         (await post(g.url, { workflow: 'limited-chat', messages: userMsg() }, { key: LIMITED_KEY })).status,
       ).toBe(200);
     }
+    // Each project's first request found no lease and waited for one call; Redis answered them.
+    expect(await leaseCalls(gw, 'renewal', 'ok')).toBeGreaterThanOrEqual(2);
+    expect(await leaseCalls(gw, 'renewal', 'error')).toBe(0);
     await redis.stop();
 
     const capped = await post<ErrBody>(

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Logger } from 'pino';
-import { Gauge, type Registry } from 'prom-client';
+import { Counter, Gauge, type Registry } from 'prom-client';
 import { limited, requestLimits } from '../limits/rates.ts';
 import type { Exchange } from '../pipeline/exchange.ts';
 import type { Feature, FeatureRun, RunEnd } from '../pipeline/feature.ts';
@@ -73,6 +73,16 @@ function carriedTokens(ctx: SpendContext, ex: Exchange): TokenHold {
  */
 export function limitsAndCaps(deps: LimitsAndCapsDeps): LimitsAndCaps {
   const reporter = new CapReporter(deps.registry, deps.thresholds, deps.now);
+  // Per call, not per request: admission itself makes none while the leases have room.
+  const leaseCalls = new Counter({
+    name: 'switchyard_spend_lease_calls_total',
+    help: 'Lease calls to Redis for spend caps and rate limits: renewal (a request waited for it) or report, by outcome.',
+    labelNames: ['kind', 'outcome'] as const,
+    registers: [deps.registry],
+  });
+  // Zero from the start, so a rate over them reads 0 rather than nothing before the first call.
+  for (const kind of ['renewal', 'report'] as const)
+    for (const outcome of ['ok', 'error'] as const) leaseCalls.inc({ kind, outcome }, 0);
   const leases = new Leases({
     store: deps.store,
     member: deps.member ?? `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`,
@@ -80,6 +90,7 @@ export function limitsAndCaps(deps: LimitsAndCapsDeps): LimitsAndCaps {
     logger: deps.logger,
     ttlMs: deps.leaseTtlMs ?? envTtl(),
     onAnswer: (projectId, caps, result) => reporter.answered(projectId, caps, result),
+    onCall: (kind, ok) => leaseCalls.inc({ kind, outcome: ok ? 'ok' : 'error' }),
   });
   // Read at scrape time: money this pod's running requests hold, at no cost per request.
   new Gauge({

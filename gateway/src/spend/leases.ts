@@ -106,7 +106,14 @@ export interface LeasesOptions {
   ttlMs: number;
   /** The answer of every lease call, for reporting (crossings, spend gauges). */
   onAnswer?: (projectId: string, caps: readonly CapLease[], result: LeaseResult) => void;
+  /**
+   * Every call made to the store: `renewal` when a request waits for it, `report` when none does
+   * (what finished requests cost, commitments, leases given back). For the lease-call counter.
+   */
+  onCall?: (kind: LeaseCallKind, ok: boolean) => void;
 }
+
+export type LeaseCallKind = 'renewal' | 'report';
 
 type CapNeed = LeaseNeeds['caps'][number];
 const rateShort = (n: LeaseNeeds['rates'][number]): boolean => n.lease.releasing || n.lease.units < n.units;
@@ -467,17 +474,21 @@ export class Leases {
       s.lease.used -= s.used;
       s.lease.granted = Math.max(0, s.lease.granted - s.used);
     }
+    const calls = rateOps.length > 0 || capOps.length > 0;
+    const kind: LeaseCallKind = waiters.length ? 'renewal' : 'report';
+    let answered = false;
     try {
-      const result =
-        rateOps.length || capOps.length
-          ? await this.#o.store.lease({
-              member: this.#o.member,
-              nowMs: now,
-              deadlineMs: now + this.#o.ttlMs,
-              rates: rateOps,
-              caps: capOps,
-            })
-          : undefined;
+      const result = calls
+        ? await this.#o.store.lease({
+            member: this.#o.member,
+            nowMs: now,
+            deadlineMs: now + this.#o.ttlMs,
+            rates: rateOps,
+            caps: capOps,
+          })
+        : undefined;
+      answered = true;
+      if (calls) this.#o.onCall?.(kind, true);
       if (result) this.#apply(projectId, p, sent, result);
       for (const w of waiters) w.resolve(result, sent);
     } catch (err) {
@@ -493,6 +504,7 @@ export class Leases {
         s.lease.committed = 0;
       }
       p.dirty = true;
+      if (calls && !answered) this.#o.onCall?.(kind, false);
       const unavailable = new LeasesUnavailableError(err);
       for (const w of waiters) w.reject(unavailable);
       this.#o.logger.warn({ msg: 'spend: lease call failed', project: projectId, err: String(err) });
