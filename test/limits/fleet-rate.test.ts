@@ -45,29 +45,60 @@ afterAll(async () => {
   await fleet?.stop();
 });
 
-it(`3 processes × ${CLIENTS_PER_GATEWAY} clients over a ${PER_MINUTE}/min limit admit at most burst + rate × time`, async () => {
-  let admitted = 0;
-  let limited = 0;
-  let other = 0;
+interface Flood {
+  admitted: number;
+  limited: number;
+  other: number;
+  /** The sum of what `onAdmitted` returned for each 200. */
+  counted: number;
+  elapsed: number;
+}
+
+/**
+ * CLIENTS_PER_GATEWAY clients per gateway send `body` with `key` to /v1/ai, each the next as soon as
+ * the last is answered, for SECONDS.
+ */
+async function flood(
+  key: string,
+  body: Record<string, unknown>,
+  onAdmitted: (res: Response) => Promise<number>,
+): Promise<Flood> {
+  const f: Flood = { admitted: 0, limited: 0, other: 0, counted: 0, elapsed: 0 };
   const started = performance.now();
   const stopAt = started + SECONDS * 1000;
   const client = async (url: string) => {
     while (performance.now() < stopAt) {
       const res = await fetch(`${url}/v1/ai`, {
         method: 'POST',
-        headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ workflow: 'echo', messages: [{ role: 'user', content: 'hi' }] }),
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
       });
+      if (res.status === 200) {
+        f.admitted++;
+        f.counted += await onAdmitted(res);
+        continue;
+      }
       await res.arrayBuffer();
-      if (res.status === 200) admitted++;
-      else if (res.status === 429) limited++;
-      else other++;
+      if (res.status === 429) f.limited++;
+      else f.other++;
     }
   };
   await Promise.all(
     fleet.gateways.flatMap((g) => Array.from({ length: CLIENTS_PER_GATEWAY }, () => client(g.url))),
   );
-  const elapsed = (performance.now() - started) / 1000;
+  f.elapsed = (performance.now() - started) / 1000;
+  return f;
+}
+
+it(`3 processes × ${CLIENTS_PER_GATEWAY} clients over a ${PER_MINUTE}/min limit admit at most burst + rate × time`, async () => {
+  const { admitted, limited, other, elapsed } = await flood(
+    KEY,
+    { workflow: 'echo', messages: [{ role: 'user', content: 'hi' }] },
+    async (res) => {
+      await res.arrayBuffer();
+      return 1;
+    },
+  );
   const allowed = PER_MINUTE + Math.floor((PER_MINUTE / 60) * elapsed);
   const offered = admitted + limited + other;
   console.log(
@@ -81,39 +112,23 @@ it(`3 processes × ${CLIENTS_PER_GATEWAY} clients over a ${PER_MINUTE}/min limit
 }, 60_000);
 
 it(`3 processes × ${CLIENTS_PER_GATEWAY} clients holding max_tokens 200 over a ${TOKENS_PER_MINUTE} tokens/min limit use at most burst + rate × time`, async () => {
-  let used = 0;
-  let admitted = 0;
-  let limited = 0;
-  let other = 0;
-  const started = performance.now();
-  const stopAt = started + SECONDS * 1000;
-  const client = async (url: string) => {
-    while (performance.now() < stopAt) {
-      const res = await fetch(`${url}/v1/ai`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${TOKEN_KEY}`, 'content-type': 'application/json' },
-        body: JSON.stringify({
-          workflow: 'echo-tokens',
-          format: 'wrapped',
-          max_tokens: 200,
-          messages: [{ role: 'user', content: 'hi' }],
-        }),
-      });
-      if (res.status === 200) {
-        const body = (await res.json()) as { meta: { usage: { total_tokens: number } } };
-        used += body.meta.usage.total_tokens;
-        admitted++;
-      } else {
-        await res.arrayBuffer();
-        if (res.status === 429) limited++;
-        else other++;
-      }
-    }
-  };
-  await Promise.all(
-    fleet.gateways.flatMap((g) => Array.from({ length: CLIENTS_PER_GATEWAY }, () => client(g.url))),
+  const {
+    admitted,
+    limited,
+    other,
+    counted: used,
+    elapsed,
+  } = await flood(
+    TOKEN_KEY,
+    {
+      workflow: 'echo-tokens',
+      format: 'wrapped',
+      max_tokens: 200,
+      messages: [{ role: 'user', content: 'hi' }],
+    },
+    async (res) =>
+      ((await res.json()) as { meta: { usage: { total_tokens: number } } }).meta.usage.total_tokens,
   );
-  const elapsed = (performance.now() - started) / 1000;
   const allowed = TOKENS_PER_MINUTE + Math.floor((TOKENS_PER_MINUTE / 60) * elapsed);
   console.log(
     `token limit across 3 gateways: ${admitted + limited + other} requests in ${elapsed.toFixed(2)} s, each holding ~200 tokens at admission; admitted ${admitted} using ${used} tokens (${(used / Math.max(1, admitted)).toFixed(1)} each), allowed ${allowed} (burst ${TOKENS_PER_MINUTE} + ${TOKENS_PER_MINUTE}/min × elapsed), 429: ${limited}`,
