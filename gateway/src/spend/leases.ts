@@ -1,6 +1,14 @@
 import type { Logger } from 'pino';
 import type { CapRule } from './rules.ts';
-import { type CapOp, type GuardStore, KEEP, type LeaseResult, type RateOp, type RateRef } from './store.ts';
+import {
+  type CapOp,
+  type GuardStore,
+  KEEP,
+  type LeaseInput,
+  type LeaseResult,
+  type RateOp,
+  type RateRef,
+} from './store.ts';
 import type { CapInPeriod } from './thresholds.ts';
 
 /** A pod's lease on one cap: what the store holds for it, and what its requests do with it. */
@@ -137,6 +145,12 @@ const REPORT_WITHIN_MS = 100;
 const RATE_WANT_MS = 1000;
 /** The most units a rate lease keeps between calls: what it asks for when it runs short. */
 const rateWant = (l: RateLease): number => Math.floor((1000 / l.ref.intervalUs) * RATE_WANT_MS);
+/**
+ * Units a rate lease owes its limit (negative) or gives back to it: all of them while releasing,
+ * otherwise what exceeds a full lease.
+ */
+const toGive = (l: RateLease): number =>
+  l.releasing || l.units < 0 ? l.units : Math.max(0, l.units - rateWant(l));
 
 /**
  * This pod's leases on rate limits and spend caps (docs/api.md, "Spend caps and rate
@@ -325,7 +339,7 @@ export class Leases {
   correct(lease: RateLease, deltaUnits: number): void {
     if (deltaUnits === 0) return;
     lease.units -= deltaUnits;
-    if (lease.units < 0 || lease.units > rateWant(lease)) this.#dirty(lease.projectId);
+    if (toGive(lease) !== 0) this.#dirty(lease.projectId);
   }
 
   /** The `x-ratelimit-*` view of a limit: what everybody has left, counting this pod's own units. */
@@ -443,7 +457,7 @@ export class Leases {
     }
     for (const l of p.rates.values()) {
       const need = rateNeed.get(l) ?? 0;
-      const give = l.releasing ? l.units : l.units < 0 ? l.units : Math.max(0, l.units - rateWant(l));
+      const give = toGive(l);
       if (!need && give === 0) continue;
       rateOps.push({
         rate: l.ref,
@@ -474,21 +488,17 @@ export class Leases {
       s.lease.used -= s.used;
       s.lease.granted = Math.max(0, s.lease.granted - s.used);
     }
-    const calls = rateOps.length > 0 || capOps.length > 0;
-    const kind: LeaseCallKind = waiters.length ? 'renewal' : 'report';
-    let answered = false;
     try {
-      const result = calls
-        ? await this.#o.store.lease({
-            member: this.#o.member,
-            nowMs: now,
-            deadlineMs: now + this.#o.ttlMs,
-            rates: rateOps,
-            caps: capOps,
-          })
-        : undefined;
-      answered = true;
-      if (calls) this.#o.onCall?.(kind, true);
+      const result =
+        rateOps.length || capOps.length
+          ? await this.#lease(waiters.length ? 'renewal' : 'report', {
+              member: this.#o.member,
+              nowMs: now,
+              deadlineMs: now + this.#o.ttlMs,
+              rates: rateOps,
+              caps: capOps,
+            })
+          : undefined;
       if (result) this.#apply(projectId, p, sent, result);
       for (const w of waiters) w.resolve(result, sent);
     } catch (err) {
@@ -504,7 +514,6 @@ export class Leases {
         s.lease.committed = 0;
       }
       p.dirty = true;
-      if (calls && !answered) this.#o.onCall?.(kind, false);
       const unavailable = new LeasesUnavailableError(err);
       for (const w of waiters) w.reject(unavailable);
       this.#o.logger.warn({ msg: 'spend: lease call failed', project: projectId, err: String(err) });
@@ -513,6 +522,18 @@ export class Leases {
     }
     if (p.waiters.length) this.#schedule(projectId, true);
     else if (p.dirty && !this.#closed) this.#schedule(projectId, false);
+  }
+
+  /** The store's lease call, counted by kind and outcome. */
+  async #lease(kind: LeaseCallKind, req: LeaseInput): Promise<LeaseResult> {
+    try {
+      const result = await this.#o.store.lease(req);
+      this.#o.onCall?.(kind, true);
+      return result;
+    } catch (err) {
+      this.#o.onCall?.(kind, false);
+      throw err;
+    }
   }
 
   #apply(projectId: string, p: Project, sent: Sent, result: LeaseResult): void {
