@@ -18,6 +18,7 @@ import {
   gatewayTarget,
   passthroughTarget,
   portkeyTarget,
+  type RequestSpec,
   type Sim,
   startSim,
   type Target,
@@ -38,6 +39,8 @@ export interface BenchOptions {
   chunkIntervalMs: number;
   streams: number;
   streamConcurrency: number;
+  /** Seconds of unrecorded load: each surface at the target's start, and again before its rows. */
+  warmUp: { targetHighS: number; surfaceHighS: number; c1S: number };
   cpuProfDir?: string;
   /** How the gateway targets run (another checkout's dist/, Node flags, the pod's memory limit). */
   gateway?: Pick<GatewayTargetOptions, 'root' | 'nodeFlags' | 'cgroup' | 'env'>;
@@ -102,16 +105,39 @@ export interface BenchResult {
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const round1 = (n: number) => Math.round(n * 10) / 10;
 
+/**
+ * Load that is not recorded. V8 reaches its steady-state code only after tens of thousands of
+ * requests: measured alone, a gateway pod's CPU per request at 50 connections read ~290, ~195 and
+ * ~168 µs in its first three 5 s windows and ~165 from then on; a row measured earlier paid for
+ * tiering up rather than for its request path. A switch to another surface, and any pause of some
+ * seconds (the previous surface's streams), cost a warm pod its first seconds again (docs/benchmarks.md,
+ * "Warm pods"). So a target first serves every surface briefly (shared code sees all of them, as in a
+ * pod with mixed traffic), then each surface is warmed again just before its rows, at both
+ * concurrencies (their hot paths differ: batched writes, timers).
+ */
+async function warmUpTarget(t: Target, sims: Sim[], o: BenchOptions): Promise<void> {
+  for (const s of t.surfaces) {
+    const spec = s.request(sims[0]!, false);
+    await latencyPoint(spec, 8, 1000);
+    await cannon(spec, o.highConcurrency, o.warmUp.targetHighS);
+  }
+}
+
+async function warmUpSurface(spec: RequestSpec, o: BenchOptions): Promise<void> {
+  await cannon(spec, o.highConcurrency, o.warmUp.surfaceHighS);
+  await latencyPoint(spec, 1, o.warmUp.c1S * 1000);
+}
+
 async function measureTarget(t: Target, sims: Sim[], o: BenchOptions): Promise<TargetResult> {
   const rss = rssSampler(t.pid);
   const loadavgBefore = loadavg()[0] ?? 0;
   await sleep(1000);
   const idle = rss.now() ?? 0;
   rss.startPeak();
+  await warmUpTarget(t, sims, o);
   const surfaces: SurfaceResult[] = [];
   for (const s of t.surfaces) {
-    // JIT warm-up, not recorded.
-    await latencyPoint(s.request(sims[0]!, false), 8, 1000);
+    await warmUpSurface(s.request(sims[0]!, false), o);
     const delays: DelayResult[] = [];
     let saturated: CannonPoint | undefined;
     let cpuPerRequestUs = Number.NaN;

@@ -147,6 +147,7 @@ export function markdown(r: BenchResult): string {
       `Load average at start ${r.machine.loadavgStart.map((x) => x.toFixed(2)).join(' / ')}, at end ${r.machine.loadavgEnd.map((x) => x.toFixed(2)).join(' / ')}. ${r.machine.note}`,
     '',
     `Run: ${r.durationS} s; ${o.durationS} s per load point; upstream delays ${o.delays.join(', ')} ms; ` +
+      `unrecorded warm-up: every surface of a target at its start (1 s at concurrency 8, ${o.warmUp.targetHighS} s at ${o.highConcurrency}), then each surface again before its rows (${o.warmUp.surfaceHighS} s at ${o.highConcurrency}, ${o.warmUp.c1S} s at 1); ` +
       `concurrency 1 (closed loop, µs-resolution undici client) and ${o.highConcurrency} (autocannon connections, whole-ms histogram); throughput = autocannon, ${o.highConcurrency} connections, ` +
       `bisection over connections for the highest throughput with p99 < ${o.p99LimitMs} ms (delay ${o.delays[0]} ms); ` +
       `streams: ${o.streamChunks} chunks ${o.chunkIntervalMs} ms apart, ${o.streamConcurrency} at once to warm up, then ${o.streams} one at a time (TTFT) then ${o.streams} ${o.streamConcurrency} at a time (gaps).`,

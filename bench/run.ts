@@ -55,6 +55,9 @@ const result = await runBench({
   delays: values.delays.split(',').map(Number),
   durationS: values.quick ? 2 : Number(values.duration),
   throughputSteps: values.quick ? 2 : 3,
+  warmUp: values.quick
+    ? { targetHighS: 1, surfaceHighS: 1, c1S: 1 }
+    : { targetHighS: 2, surfaceHighS: 5, c1S: 3 },
   p99LimitMs: 50,
   highConcurrency: 50,
   streamChunks: 64,
