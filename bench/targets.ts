@@ -219,6 +219,8 @@ export const GATEWAY_ENTRY = join(ROOT, 'dist/gateway/src/main.js');
 export interface GatewayTargetOptions {
   variant?: Variant;
   cpuProfDir?: string;
+  /** Opens the process's inspector on this loopback port (bench/lib/inspector.ts profiles over it). */
+  inspectPort?: number;
   /** Another checkout's root whose dist/ to run (a before/after comparison); this one by default. */
   root?: string;
   /** V8 / Node flags for the gateway process, e.g. --max-semi-space-size=2. */
@@ -304,7 +306,10 @@ export async function gatewayTarget(
       body: openaiBody(cachedWorkflowName(sim), stream),
     }),
   };
-  const prof = opts.cpuProfDir ? ['--cpu-prof', '--cpu-prof-dir', opts.cpuProfDir] : [];
+  const prof = [
+    ...(opts.cpuProfDir ? ['--cpu-prof', '--cpu-prof-dir', opts.cpuProfDir] : []),
+    ...(opts.inspectPort ? [`--inspect=127.0.0.1:${opts.inspectPort}`] : []),
+  ];
   const compileCache = opts.compileCache ?? mkdtempSync(join(tmpdir(), 'switchyard-compile-cache-'));
   return spawnTarget(
     variant === 'stateless' ? 'gateway stateless' : 'gateway',
