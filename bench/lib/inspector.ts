@@ -35,21 +35,33 @@ async function session(port: number) {
       once: true,
     });
   });
-  const pending = new Map<number, (r: z.infer<typeof reply>) => void>();
+  const waiting = new Map<
+    number,
+    { method: string; resolve: (r: Record<string, unknown>) => void; reject: (e: Error) => void }
+  >();
   ws.addEventListener('message', (ev) => {
     const parsed = reply.safeParse(JSON.parse(String(ev.data)));
     // Events (no id) and anything else that is not an answer are not ours to wait for.
-    if (parsed.success) pending.get(parsed.data.id)?.(parsed.data);
+    if (!parsed.success) return;
+    const w = waiting.get(parsed.data.id);
+    if (!w) return;
+    waiting.delete(parsed.data.id);
+    if (parsed.data.error) w.reject(new Error(`${w.method}: ${parsed.data.error.message}`));
+    else w.resolve(parsed.data.result ?? {});
+  });
+  let closed = false;
+  // A process that dies mid-profile closes the socket: fail what waits instead of hanging the run.
+  ws.addEventListener('close', () => {
+    closed = true;
+    for (const w of waiting.values()) w.reject(new Error(`inspector ${url}: connection closed`));
+    waiting.clear();
   });
   let next = 1;
   const send = (method: string, params: Record<string, unknown> = {}) =>
     new Promise<Record<string, unknown>>((resolve, reject) => {
+      if (closed) return reject(new Error(`inspector ${url}: connection closed`));
       const id = next++;
-      pending.set(id, (r) => {
-        pending.delete(id);
-        if (r.error) reject(new Error(`${method}: ${r.error.message}`));
-        else resolve(r.result ?? {});
-      });
+      waiting.set(id, { method, resolve, reject });
       ws.send(JSON.stringify({ id, method, params }));
     });
   return { send, close: () => ws.close() };
