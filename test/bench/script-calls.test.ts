@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Fleet, startFleet } from '#devkit/fleet';
 import { writeConfig } from '../../bench/lib/config.ts';
 import { perSimulator } from '../../bench/targets.ts';
+import { metricValue } from '../harness/metrics.ts';
 import { type Simulator, startSimulator } from '../simulator/index.ts';
 
 const KEY = 'sy_live_BenchmarkKeyOnlyForLoopback01';
@@ -60,13 +61,7 @@ describe('Redis calls per request on the bench workflow', () => {
   };
 
   /** switchyard_spend_lease_calls_total of the gateway, every kind and outcome. */
-  const leaseCalls = async (): Promise<number> => {
-    const text = await (await fetch(`${fleet.gateways[0]!.metricsUrl}/metrics`)).text();
-    return text
-      .split('\n')
-      .filter((l) => l.startsWith('switchyard_spend_lease_calls_total{'))
-      .reduce((n, l) => n + Number(l.split(' ').at(-1)), 0);
-  };
+  const leaseCalls = () => metricValue(fleet.gateways[0]!.metricsUrl, 'switchyard_spend_lease_calls_total');
 
   /** Script calls per request, `concurrency` requests at a time. */
   const measure = async (concurrency: number, maxTokens?: number): Promise<number> => {

@@ -11,6 +11,7 @@ import { type RunningGateway, startGateway } from '../harness/gateway.ts';
 import { API_KEY, apiKey, baseConfig, project } from '../harness/manifests.ts';
 import { type Simulator, startSimulator } from '../simulator/index.ts';
 import { spendCap, workflowOf } from '../spend/manifests.ts';
+import { metric } from '../state/fixtures.ts';
 
 const CAPPED_KEY = 'sy_live_OutageCappedKey0123456789abcdefgh';
 const LIMITED_KEY = 'sy_live_OutageLimitedKey0123456789abcdefg';
@@ -28,18 +29,11 @@ function config(simUrl: string) {
   ];
 }
 
-async function counted(gw: RunningGateway, feature: string, decision: string): Promise<number> {
-  // From the registry that /metrics serves (other collectors there may wait on the stopped Redis).
-  const metric = gw.gateway.metrics.registry.getSingleMetric('switchyard_state_unavailable_total');
-  const values = (await metric?.get())?.values ?? [];
-  return values.find((v) => v.labels.feature === feature && v.labels.decision === decision)?.value ?? 0;
-}
-
-async function leaseCalls(gw: RunningGateway, kind: string, outcome: string): Promise<number> {
-  const metric = gw.gateway.metrics.registry.getSingleMetric('switchyard_spend_lease_calls_total');
-  const values = (await metric?.get())?.values ?? [];
-  return values.find((v) => v.labels.kind === kind && v.labels.outcome === outcome)?.value ?? 0;
-}
+// From the registry that /metrics serves (other collectors there may wait on the stopped Redis).
+const counted = (gw: RunningGateway, feature: string, decision: string) =>
+  metric(gw.gateway.metrics.registry, 'switchyard_state_unavailable_total', { feature, decision });
+const leaseCalls = (gw: RunningGateway, kind: string, outcome: string) =>
+  metric(gw.gateway.metrics.registry, 'switchyard_spend_lease_calls_total', { kind, outcome });
 
 describe('Redis unreachable', () => {
   let sim: Simulator;

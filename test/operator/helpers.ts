@@ -14,6 +14,8 @@ import { loadKubeConfig } from '#operator/kube/client';
 import { type OperatorOptions, type RunningOperator, startOperator } from '#operator/operator';
 import { type Cluster, startCluster } from '../harness/cluster.ts';
 
+export { metricValue } from '../harness/metrics.ts';
+
 export const root = resolve(fileURLToPath(import.meta.url), '../../..');
 export const EXAMPLE_KEY = 'sy_live_HEUADsAxMSNV8on9X3NkkU2lkBArrZ1v';
 export const logger = pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
@@ -184,23 +186,6 @@ export type WithStatus = {
 };
 export const ready = (o: WithStatus): Cond | undefined =>
   o.status?.conditions?.find((c) => c.type === 'Ready');
-
-export async function metricValue(
-  metricsUrl: string,
-  name: string,
-  labels: Record<string, string> = {},
-): Promise<number> {
-  const text = await (await fetch(`${metricsUrl}/metrics`)).text();
-  let total = 0;
-  for (const line of text.split('\n')) {
-    if (!line.startsWith(name)) continue;
-    const m = /^([a-z_]+)(\{[^}]*\})? (\S+)$/.exec(line);
-    if (!m || m[1] !== name) continue;
-    const l = m[2] ?? '';
-    if (Object.entries(labels).every(([k, v]) => l.includes(`${k}="${v}"`))) total += Number(m[3]);
-  }
-  return total;
-}
 
 /**
  * How many objects of each kind examples/ declares for the project `acme.storefront`, so the e2e
