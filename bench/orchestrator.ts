@@ -41,6 +41,8 @@ export interface BenchOptions {
   streamConcurrency: number;
   /** Seconds of unrecorded load: each surface at the target's start, and again before its rows. */
   warmUp: { targetHighS: number; surfaceHighS: number; c1S: number };
+  /** After its rows, a target idles `idleS` and then serves its first surface `burstS` at high concurrency. */
+  pause: { idleS: number; burstS: number };
   cpuProfDir?: string;
   /** How the gateway targets run (another checkout's dist/, Node flags, the pod's memory limit). */
   gateway?: Pick<GatewayTargetOptions, 'root' | 'nodeFlags' | 'cgroup' | 'env'>;
@@ -76,12 +78,24 @@ export interface SurfaceResult {
 /** The pause of `c1Idle`: the chunk interval of the bench's streams. */
 export const IDLE_PAUSE_MS = 20;
 
+/** The first seconds of load after a pause, on the target's first surface (delay 0). */
+export interface PauseResult {
+  idleS: number;
+  burstS: number;
+  /** RSS at the end of the pause, before the burst. */
+  rssMb: number;
+  cpuPerRequestUs: number;
+  rps: number;
+}
+
 export interface TargetResult {
   name: string;
   startupMs: number;
   rssMb: { idle: number; peak: number; after: number };
   loadavgBefore: number;
   surfaces: SurfaceResult[];
+  /** Absent in older results. */
+  afterPause?: PauseResult;
 }
 
 export interface BenchResult {
@@ -126,6 +140,26 @@ async function warmUpTarget(t: Target, sims: Sim[], o: BenchOptions): Promise<vo
 async function warmUpSurface(spec: RequestSpec, o: BenchOptions): Promise<void> {
   await cannon(spec, o.highConcurrency, o.warmUp.surfaceHighS);
   await latencyPoint(spec, 1, o.warmUp.c1S * 1000);
+}
+
+/**
+ * A pod that served and then idled for some seconds runs its next requests slower: V8 lets go of
+ * memory and optimized code while idle (docs/benchmarks.md, "Idle pods go cold again"). Bursty
+ * traffic meets pods in that state, so the bench measures it: CPU per request over the first seconds
+ * of load after a pause, against the same surface's saturated row, and what the pause gave back.
+ */
+async function measurePause(
+  t: Target,
+  spec: RequestSpec,
+  o: BenchOptions,
+  rss: ReturnType<typeof rssSampler>,
+): Promise<PauseResult> {
+  await sleep(o.pause.idleS * 1000);
+  const rssMb = rss.now() ?? Number.NaN;
+  const cpu0 = cpuMs(t.pid) ?? Number.NaN;
+  const burst = await cannon(spec, o.highConcurrency, o.pause.burstS);
+  const cpuPerRequestUs = (((cpuMs(t.pid) ?? Number.NaN) - cpu0) * 1000) / (burst.rps * o.pause.burstS);
+  return { ...o.pause, rssMb: round1(rssMb), cpuPerRequestUs: round1(cpuPerRequestUs), rps: burst.rps };
 }
 
 async function measureTarget(t: Target, sims: Sim[], o: BenchOptions): Promise<TargetResult> {
@@ -193,9 +227,15 @@ async function measureTarget(t: Target, sims: Sim[], o: BenchOptions): Promise<T
       c1Idle,
     });
   }
-  const peak = rss.stopPeak();
   await sleep(2000);
   const after = rss.now() ?? 0;
+  const first = t.surfaces[0];
+  const afterPause = first ? await measurePause(t, first.request(sims[0]!, false), o, rss) : undefined;
+  if (afterPause)
+    o.log(
+      `  ${t.name}: ${afterPause.cpuPerRequestUs.toFixed(0)} µs CPU per request in the first ${afterPause.burstS} s after ${afterPause.idleS} s idle (RSS ${afterPause.rssMb.toFixed(0)} MB before)`,
+    );
+  const peak = rss.stopPeak();
   rss.close();
   return {
     name: t.name,
@@ -203,6 +243,7 @@ async function measureTarget(t: Target, sims: Sim[], o: BenchOptions): Promise<T
     rssMb: { idle: round1(idle), peak: round1(peak), after: round1(after) },
     loadavgBefore,
     surfaces,
+    ...(afterPause ? { afterPause } : {}),
   };
 }
 

@@ -136,6 +136,32 @@ function surfaceRows(r: BenchResult): string[] {
   ];
 }
 
+/** Each target's first surface: its saturated row against the first seconds after a pause. */
+function pauseRows(r: BenchResult): string[] {
+  const measured = r.targets.filter((t) => t.afterPause && t.surfaces[0]);
+  const p = measured[0]?.afterPause;
+  if (!p) return [];
+  const out = [
+    `## After a pause (${p.idleS} s idle, then ${p.burstS} s at ${r.options.highConcurrency} connections, delay ${r.options.delays[0]} ms)`,
+    '',
+    'Once its rows are done, each target idles and then serves its first surface again: what a burst',
+    'meets in a pod that has been idle. The RSS column is the last reading before the pause and the',
+    'reading at its end (what the idle process gave back).',
+    '',
+    '| target | CPU µs / request, saturated row | CPU µs / request after the pause | × | RSS before / after the pause (MB) |',
+    '|---|---|---|---|---|',
+  ];
+  for (const t of measured) {
+    const warm = t.surfaces[0]!.cpuPerRequestUs;
+    const a = t.afterPause!;
+    out.push(
+      `| ${t.surfaces[0]!.name} | ${f(warm, 0)} | ${f(a.cpuPerRequestUs, 0)} | ${f(a.cpuPerRequestUs / warm)} | ${f(t.rssMb.after, 0)} / ${f(a.rssMb, 0)} |`,
+    );
+  }
+  out.push('');
+  return out;
+}
+
 export function markdown(r: BenchResult): string {
   const o = r.options;
   const all = rows(r);
@@ -150,7 +176,10 @@ export function markdown(r: BenchResult): string {
       `unrecorded warm-up: every surface of a target at its start (1 s at concurrency 8, ${o.warmUp.targetHighS} s at ${o.highConcurrency}), then each surface again before its rows (${o.warmUp.surfaceHighS} s at ${o.highConcurrency}, ${o.warmUp.c1S} s at 1); ` +
       `concurrency 1 (closed loop, µs-resolution undici client) and ${o.highConcurrency} (autocannon connections, whole-ms histogram); throughput = autocannon, ${o.highConcurrency} connections, ` +
       `bisection over connections for the highest throughput with p99 < ${o.p99LimitMs} ms (delay ${o.delays[0]} ms); ` +
-      `streams: ${o.streamChunks} chunks ${o.chunkIntervalMs} ms apart, ${o.streamConcurrency} at once to warm up, then ${o.streams} one at a time (TTFT) then ${o.streams} ${o.streamConcurrency} at a time (gaps).`,
+      `streams: ${o.streamChunks} chunks ${o.chunkIntervalMs} ms apart, ${o.streamConcurrency} at once to warm up, then ${o.streams} one at a time (TTFT) then ${o.streams} ${o.streamConcurrency} at a time (gaps)` +
+      (o.pause
+        ? `; then ${o.pause.idleS} s idle and ${o.pause.burstS} s of the first surface at ${o.highConcurrency}.`
+        : '.'),
     '',
   );
   if (o.gatewayRuntime) lines.push(`Gateway pods: ${describeRuntime(o.gatewayRuntime)}.`, '');
@@ -239,6 +268,7 @@ export function markdown(r: BenchResult): string {
         `- ${x.s.name}: ${x.s.stream.errors} of ${o.streams} streams failed: ${x.s.stream.firstError}`,
       );
   lines.push('');
+  lines.push(...pauseRows(r));
   const rs = ratios(r);
   if (rs.length) {
     lines.push('## Ratios', '');

@@ -58,6 +58,7 @@ const result = await runBench({
   warmUp: values.quick
     ? { targetHighS: 1, surfaceHighS: 1, c1S: 1 }
     : { targetHighS: 2, surfaceHighS: 5, c1S: 3 },
+  pause: values.quick ? { idleS: 2, burstS: 1 } : { idleS: 15, burstS: 3 },
   p99LimitMs: 50,
   highConcurrency: 50,
   streamChunks: 64,
