@@ -143,10 +143,11 @@ async function warmUpSurface(spec: RequestSpec, o: BenchOptions): Promise<void> 
 }
 
 /**
- * A pod that served and then idled for some seconds runs its next requests slower: V8 lets go of
- * memory and optimized code while idle (docs/benchmarks.md, "Idle pods go cold again"). Bursty
- * traffic meets pods in that state, so the bench measures it: CPU per request over the first seconds
- * of load after a pause, against the same surface's saturated row, and what the pause gave back.
+ * A pod that served and then idled for some seconds runs its next requests slower: V8's memory
+ * reducer shrinks an idle heap, and the next load pays for growing it back (docs/benchmarks.md,
+ * "Idle pods go cold again"). Bursty traffic meets pods in that state, so the bench measures it:
+ * CPU per request over the first seconds of load after a pause, against the same surface's
+ * saturated row, and what the pause gave back.
  */
 async function measurePause(
   t: Target,
