@@ -21,7 +21,7 @@ describe('the gateway pod runtime the bench uses', () => {
 
   it("takes the chart's nodeFlags, malloc settings and memory limit; the command line replaces them", () => {
     const chart = chartPodRuntime(ROOT);
-    expect(chart.nodeFlags).toEqual(['--max-semi-space-size=16']);
+    expect(chart.nodeFlags).toEqual(['--max-semi-space-size=16', '--no-memory-reducer-favors-memory']);
     expect(chart.mallocEnv).toEqual({
       MALLOC_ARENA_MAX: '2',
       MALLOC_TRIM_THRESHOLD_: '262144',
@@ -31,7 +31,7 @@ describe('the gateway pod runtime the bench uses', () => {
     const asChart = gatewayRuntime(ROOT, { memoryLimit: 'none' });
     expect(asChart.process).toEqual({ nodeFlags: chart.nodeFlags, env: chart.mallocEnv });
     expect(describeRuntime(asChart.runtime)).toBe(
-      '--max-semi-space-size=16; MALLOC_ARENA_MAX=2 MALLOC_TRIM_THRESHOLD_=262144 MALLOC_MMAP_THRESHOLD_=262144; no memory limit',
+      '--max-semi-space-size=16 --no-memory-reducer-favors-memory; MALLOC_ARENA_MAX=2 MALLOC_TRIM_THRESHOLD_=262144 MALLOC_MMAP_THRESHOLD_=262144; no memory limit',
     );
     const none = gatewayRuntime(ROOT, { flags: '', malloc: 'none', memoryLimit: 'none' });
     expect(none).toMatchObject({

@@ -310,9 +310,11 @@ describe('what the chart renders', () => {
       '--heap-growing-percent=50',
       'dist/gateway/src/main.js',
     ]);
-    // By default, V8's young generation is sized explicitly, not from the container's memory limit.
+    // By default, V8's young generation is sized explicitly, not from the container's memory limit,
+    // and an idle pod's collections do not shrink the heap the next burst needs.
     expect(container(find(defaults, 'Deployment', 'switchyard-gateway')).args).toEqual([
       '--max-semi-space-size=16',
+      '--no-memory-reducer-favors-memory',
       'dist/gateway/src/main.js',
     ]);
     // glibc's malloc settings: two arenas and fixed thresholds by default; values replace them.
