@@ -1,5 +1,6 @@
 import autocannon from 'autocannon';
 import { Pool } from 'undici';
+import { cpuMs } from './lib/rss.ts';
 import type { RequestSpec } from './targets.ts';
 
 /** Load: a closed-loop latency probe with µs resolution, and autocannon for throughput. */
@@ -125,6 +126,19 @@ export async function cannon(
     errors: result.errors + result.timeouts,
     non2xx: result.non2xx,
   };
+}
+
+/** `cannon`, with the CPU time (user + system) process `pid` spent per request meanwhile, in µs. */
+export async function cannonWithCpu(
+  pid: number,
+  spec: RequestSpec,
+  connections: number,
+  durationS: number,
+): Promise<{ point: CannonPoint; cpuPerRequestUs: number }> {
+  const cpu0 = cpuMs(pid) ?? Number.NaN;
+  const point = await cannon(spec, connections, durationS);
+  const cpuPerRequestUs = (((cpuMs(pid) ?? Number.NaN) - cpu0) * 1000) / (point.rps * durationS);
+  return { point, cpuPerRequestUs };
 }
 
 export interface ThroughputResult {

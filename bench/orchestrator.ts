@@ -1,11 +1,12 @@
 import { cpus, loadavg } from 'node:os';
 import { startRedis } from '#devkit/redis';
 import type { GatewayRuntime } from './lib/pod-runtime.ts';
-import { cpuMs, rssSampler } from './lib/rss.ts';
+import { type RssSampler, rssSampler } from './lib/rss.ts';
 import {
   asLatencyPoint,
   type CannonPoint,
   cannon,
+  cannonWithCpu,
   type LatencyPoint,
   latencyPoint,
   type ThroughputResult,
@@ -153,14 +154,17 @@ async function measurePause(
   t: Target,
   spec: RequestSpec,
   o: BenchOptions,
-  rss: ReturnType<typeof rssSampler>,
+  rss: RssSampler,
 ): Promise<PauseResult> {
   await sleep(o.pause.idleS * 1000);
   const rssMb = rss.now() ?? Number.NaN;
-  const cpu0 = cpuMs(t.pid) ?? Number.NaN;
-  const burst = await cannon(spec, o.highConcurrency, o.pause.burstS);
-  const cpuPerRequestUs = (((cpuMs(t.pid) ?? Number.NaN) - cpu0) * 1000) / (burst.rps * o.pause.burstS);
-  return { ...o.pause, rssMb: round1(rssMb), cpuPerRequestUs: round1(cpuPerRequestUs), rps: burst.rps };
+  const burst = await cannonWithCpu(t.pid, spec, o.highConcurrency, o.pause.burstS);
+  return {
+    ...o.pause,
+    rssMb: round1(rssMb),
+    cpuPerRequestUs: round1(burst.cpuPerRequestUs),
+    rps: burst.point.rps,
+  };
 }
 
 async function measureTarget(t: Target, sims: Sim[], o: BenchOptions): Promise<TargetResult> {
@@ -181,9 +185,12 @@ async function measureTarget(t: Target, sims: Sim[], o: BenchOptions): Promise<T
       // Concurrency 1 with the µs client; the high-concurrency point with autocannon (the undici
       // client in this process tops out near 3k req/s, below what the simulator serves).
       const c1 = await latencyPoint(spec, 1, o.durationS * 1000);
-      const cpu0 = cpuMs(t.pid) ?? Number.NaN;
-      const high = await cannon(spec, o.highConcurrency, o.durationS);
-      const cpuUsPerRequest = (((cpuMs(t.pid) ?? Number.NaN) - cpu0) * 1000) / (high.rps * o.durationS);
+      const { point: high, cpuPerRequestUs: cpuUsPerRequest } = await cannonWithCpu(
+        t.pid,
+        spec,
+        o.highConcurrency,
+        o.durationS,
+      );
       if (sim === sims[0]) {
         saturated = high;
         cpuPerRequestUs = cpuUsPerRequest;

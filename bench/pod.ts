@@ -20,7 +20,7 @@ import { startRedis } from '#devkit/redis';
 import type { Variant } from './lib/config.ts';
 import { describeRuntime, gatewayRuntime } from './lib/pod-runtime.ts';
 import { cpuMs, mainThreadWakeups, rssMb, rssSampler } from './lib/rss.ts';
-import { cannon, latencyPoint } from './load.ts';
+import { cannonWithCpu, latencyPoint } from './load.ts';
 import { type GatewayTargetOptions, gatewayTarget, type Sim, startSim } from './targets.ts';
 
 const { values } = parseArgs({
@@ -91,9 +91,12 @@ async function measure(sim: Sim, redisUrl: string, variant: Variant): Promise<Po
     rss.startPeak();
     const spec = t.surfaces[0]!.request(sim, false);
     await latencyPoint(spec, 8, 1000);
-    const cpu0 = cpuMs(t.pid) ?? Number.NaN;
-    const load = await cannon(spec, connections, durationS);
-    const cpuUsPerRequest = (((cpuMs(t.pid) ?? Number.NaN) - cpu0) * 1000) / (load.rps * durationS);
+    const { point: load, cpuPerRequestUs: cpuUsPerRequest } = await cannonWithCpu(
+      t.pid,
+      spec,
+      connections,
+      durationS,
+    );
     const peakMb = rss.stopPeak();
     await sleep(2000);
     const afterMb = rssMb(t.pid) ?? Number.NaN;
