@@ -1,6 +1,6 @@
 import autocannon from 'autocannon';
 import { Pool } from 'undici';
-import { cpuMs } from './lib/rss.ts';
+import { cpuMs, mainThreadCpuMs } from './lib/rss.ts';
 import type { RequestSpec } from './targets.ts';
 
 /** Load: a closed-loop latency probe with µs resolution, and autocannon for throughput. */
@@ -128,17 +128,34 @@ export async function cannon(
   };
 }
 
-/** `cannon`, with the CPU time (user + system) process `pid` spent per request meanwhile, in µs. */
+/** What a process spent on CPU during a run. */
+export interface CpuUse {
+  /** CPU time (user + system) of the whole process per request, in µs. */
+  cpuPerRequestUs: number;
+  /** The same for its main thread alone. */
+  mainThreadUsPerRequest: number;
+  /** The main thread's CPU time over the run's wall time: 1 is one core, all the time. */
+  mainThreadBusy: number;
+}
+
+/** `cannon`, with the CPU time process `pid` spent meanwhile. */
 export async function cannonWithCpu(
   pid: number,
   spec: RequestSpec,
   connections: number,
   durationS: number,
-): Promise<{ point: CannonPoint; cpuPerRequestUs: number }> {
+): Promise<{ point: CannonPoint } & CpuUse> {
   const cpu0 = cpuMs(pid) ?? Number.NaN;
+  const main0 = mainThreadCpuMs(pid) ?? Number.NaN;
   const point = await cannon(spec, connections, durationS);
-  const cpuPerRequestUs = (((cpuMs(pid) ?? Number.NaN) - cpu0) * 1000) / (point.rps * durationS);
-  return { point, cpuPerRequestUs };
+  const requests = point.rps * durationS;
+  const mainMs = (mainThreadCpuMs(pid) ?? Number.NaN) - main0;
+  return {
+    point,
+    cpuPerRequestUs: (((cpuMs(pid) ?? Number.NaN) - cpu0) * 1000) / requests,
+    mainThreadUsPerRequest: (mainMs * 1000) / requests,
+    mainThreadBusy: mainMs / (durationS * 1000),
+  };
 }
 
 export interface ThroughputResult {

@@ -65,6 +65,12 @@ export interface SurfaceResult {
   throughput: ThroughputResult;
   /** CPU time (user + system) of the target process per request during the saturated run (delay 0). */
   cpuPerRequestUs: number;
+  /**
+   * The same run's main thread: its CPU per request, and how busy it was (1 = a whole core). A
+   * target whose main thread is well short of 1 at its saturated row is held back by the machine
+   * (the load generator and simulator share its cores), not by its own work. Absent in older results.
+   */
+  mainThread?: { usPerRequest: number; busy: number };
   /** Streams one at a time. */
   stream: StreamResult;
   /** Streams `streamConcurrency` at a time. */
@@ -119,6 +125,7 @@ export interface BenchResult {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const round1 = (n: number) => Math.round(n * 10) / 10;
+const round2 = (n: number) => Math.round(n * 100) / 100;
 
 /**
  * Load that is not recorded. V8 reaches its steady-state code only after tens of thousands of
@@ -180,20 +187,18 @@ async function measureTarget(t: Target, sims: Sim[], o: BenchOptions): Promise<T
     const delays: DelayResult[] = [];
     let saturated: CannonPoint | undefined;
     let cpuPerRequestUs = Number.NaN;
+    let mainThread = { usPerRequest: Number.NaN, busy: Number.NaN };
     for (const sim of sims) {
       const spec = s.request(sim, false);
       // Concurrency 1 with the µs client; the high-concurrency point with autocannon (the undici
       // client in this process tops out near 3k req/s, below what the simulator serves).
       const c1 = await latencyPoint(spec, 1, o.durationS * 1000);
-      const { point: high, cpuPerRequestUs: cpuUsPerRequest } = await cannonWithCpu(
-        t.pid,
-        spec,
-        o.highConcurrency,
-        o.durationS,
-      );
+      const run = await cannonWithCpu(t.pid, spec, o.highConcurrency, o.durationS);
+      const high = run.point;
       if (sim === sims[0]) {
         saturated = high;
-        cpuPerRequestUs = cpuUsPerRequest;
+        cpuPerRequestUs = run.cpuPerRequestUs;
+        mainThread = { usPerRequest: round1(run.mainThreadUsPerRequest), busy: round2(run.mainThreadBusy) };
       }
       const cHigh = asLatencyPoint(high, o.durationS);
       delays.push({ delayMs: sim.delayMs, c1, cHigh });
@@ -213,7 +218,7 @@ async function measureTarget(t: Target, sims: Sim[], o: BenchOptions): Promise<T
       ...(saturated ? { saturated } : {}),
     });
     o.log(
-      `  ${s.name}: max ${Math.round(throughput.maxRps)} req/s with p99 < ${o.p99LimitMs} ms; ${cpuPerRequestUs.toFixed(0)} µs CPU per request`,
+      `  ${s.name}: max ${Math.round(throughput.maxRps)} req/s with p99 < ${o.p99LimitMs} ms; ${cpuPerRequestUs.toFixed(0)} µs CPU per request, main thread ${mainThread.usPerRequest.toFixed(0)} µs (${Math.round(mainThread.busy * 100)} % of a core)`,
     );
     // The streaming path's JIT warm-up, not recorded (as the plain warm-up above): otherwise the
     // first row measured pays for compiling the SSE parser and encoders in its TTFT.
@@ -230,6 +235,7 @@ async function measureTarget(t: Target, sims: Sim[], o: BenchOptions): Promise<T
       delays,
       throughput,
       cpuPerRequestUs,
+      mainThread,
       stream,
       streamConcurrent,
       c1Idle,

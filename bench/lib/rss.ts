@@ -43,10 +43,10 @@ export function rssSampler(pid: number, intervalMs = 100): RssSampler {
   };
 }
 
-/** CPU time (user + system) of a process so far, in ms, from /proc/<pid>/stat (10 ms ticks). */
-export function cpuMs(pid: number): number | undefined {
+/** CPU time (user + system) so far, in ms, from a /proc stat file (10 ms ticks). */
+function statCpuMs(path: string): number | undefined {
   try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const stat = readFileSync(path, 'utf8');
     // Fields after the command name (which may hold spaces) start after the last ')'.
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
     const ticks = Number(fields[11]) + Number(fields[12]);
@@ -54,6 +54,19 @@ export function cpuMs(pid: number): number | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** CPU time (user + system) of a process so far, all its threads, in ms. */
+export function cpuMs(pid: number): number | undefined {
+  return statCpuMs(`/proc/${pid}/stat`);
+}
+
+/**
+ * CPU time (user + system) of a process's main thread so far, in ms: the thread that runs the
+ * JavaScript, and so bounds a Node process's throughput (GC helpers and the compiler run beside it).
+ */
+export function mainThreadCpuMs(pid: number): number | undefined {
+  return statCpuMs(`/proc/${pid}/task/${pid}/stat`);
 }
 
 /**
