@@ -138,7 +138,8 @@ export interface TranscriptionRequest {
 export interface SpeechRequest {
   kind: 'speech';
   input: string;
-  voice: string;
+  /** A voice's name, or a custom voice's id (OpenAI). */
+  voice: string | { id: string };
   response_format?: 'mp3' | 'wav' | 'opus' | 'aac' | 'flac' | 'pcm';
   speed?: number;
 }

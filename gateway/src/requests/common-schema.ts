@@ -91,6 +91,17 @@ export const sampling = {
 };
 
 export const freeForm = z.record(z.string(), z.unknown());
+
+/**
+ * A speech voice: a built-in voice's name, or OpenAI's custom voice as `{ "id": "voice_…" }`, which
+ * the official SDKs send as such. Both go to the provider as sent.
+ */
+export const voice = z.union([z.string().min(1).max(64), z.strictObject({ id: z.string().min(1).max(64) })], {
+  error: (issue) =>
+    issue.input === undefined
+      ? 'voice is required'
+      : 'voice must be a voice name (1-64 characters) or a custom voice {"id": "voice_..."}',
+});
 export const uuid = z
   .string()
   .regex(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i, 'must be a UUID');

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { freeForm, message, sampling, tool, toolChoice } from './common-schema.ts';
+import { freeForm, message, sampling, tool, toolChoice, voice } from './common-schema.ts';
 import { LIMITS } from './limits.ts';
 import { chatControls } from './native-schema.ts';
 
@@ -145,7 +145,7 @@ export const UNSUPPORTED_SPEECH_PARAMS = ['instructions', 'stream_format'] as co
 export const compatSpeechBody = z.object({
   model,
   input: z.string({ error: 'input is required' }).min(1).max(4096),
-  voice: z.string({ error: 'voice is required' }).min(1).max(64),
+  voice,
   response_format: z.enum(['mp3', 'wav', 'opus', 'aac', 'flac', 'pcm']).optional(),
   speed: z.number().min(0.25).max(4).optional(),
   ...refusedShape(UNSUPPORTED_SPEECH_PARAMS),

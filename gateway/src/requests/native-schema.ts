@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { freeForm, message, sampling, tool, toolChoice } from './common-schema.ts';
+import { freeForm, message, sampling, tool, toolChoice, voice } from './common-schema.ts';
 import { LIMITS } from './limits.ts';
 
 /**
@@ -63,7 +63,7 @@ export const nativeBody = z.object({
   file: z.string().min(1).optional(),
   filename: z.string().max(256).optional(),
   language: z.string().min(2).max(16).optional(),
-  voice: z.string().min(1).max(64).optional(),
+  voice: voice.optional(),
   speed: z.number().min(0.25).max(4).optional(),
 });
 export type NativeBody = z.infer<typeof nativeBody>;

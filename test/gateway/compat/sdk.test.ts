@@ -427,6 +427,40 @@ describe.each(['/v1', '/api/v1'] as const)('openai SDK with baseURL <gateway>%s'
     expect(bytes.subarray(8, 12).toString('ascii')).toBe('WAVE');
   });
 
+  it('audio.speech.create with a custom voice {id}: the provider receives the voice as sent', async () => {
+    const res = await sdk().audio.speech.create({
+      model: 'audio',
+      input: 'Hello in my own voice',
+      voice: { id: 'voice_1234' },
+      response_format: 'wav',
+    });
+    expect(res.status).toBe(200);
+    expect(
+      Buffer.from(await res.arrayBuffer())
+        .subarray(0, 4)
+        .toString('ascii'),
+    ).toBe('RIFF');
+    const forwarded = env.sim
+      .requests()
+      .filter((r) => r.path.endsWith('/audio/speech'))
+      .at(-1);
+    expect(forwarded?.body).toMatchObject({ input: 'Hello in my own voice', voice: { id: 'voice_1234' } });
+  });
+
+  it('audio.speech.create refuses a voice that is neither a name nor {id}, naming the field', async () => {
+    for (const voice of [{}, { id: 'voice_1', name: 'x' }, 7]) {
+      const err = await sdk()
+        .audio.speech.create({ model: 'audio', input: 'x', voice: voice as { id: string } })
+        .then(
+          () => undefined,
+          (e: unknown) => e,
+        );
+      expect(err).toBeInstanceOf(OpenAI.BadRequestError);
+      const body = (err as InstanceType<typeof OpenAI.BadRequestError>).error as { param?: string };
+      expect(body.param).toBe('voice');
+    }
+  });
+
   it('models.list: one model object per workflow of the project, exactly', async () => {
     const page = await sdk().models.list();
     const models = [...page.data].sort((a, b) => a.id.localeCompare(b.id));

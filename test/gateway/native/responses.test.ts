@@ -276,6 +276,16 @@ describe('data shapes per request type', () => {
     expect(Buffer.from(r.json.data.audio, 'base64').length).toBeGreaterThan(0);
     expect(env.sim.requests()[0]!.path).toBe('/v1/audio/speech');
   });
+
+  it('speech with a custom voice {id}: sent upstream as given', async () => {
+    const r = await wrapped<{ audio: string; format: string }>({
+      workflow: 'audio-wf',
+      input: 'read this in my voice',
+      voice: { id: 'voice_abc' },
+    });
+    expect(r.status).toBe(200);
+    expect(env.sim.requests()[0]!.body).toMatchObject({ voice: { id: 'voice_abc' } });
+  });
 });
 
 describe('structured output', () => {
