@@ -280,6 +280,11 @@ describe('bedrock adapter', () => {
     expect(last().body).toEqual({ messages: [{ role: 'user', content: [{ text: 'Finish this' }] }] });
   });
 
+  it('completion kind with an end user: requestMetadata.user, as for chat', async () => {
+    await adapter.call(target(), { kind: 'completion', prompt: 'Finish this', user: 'end-user-7' }, ctx());
+    expect(last().body).toMatchObject({ requestMetadata: { user: 'end-user-7' } });
+  });
+
   it('embeddings: Titan one text per InvokeModel call, token counts summed', async () => {
     const res = (await adapter.call(
       target({ model: 'amazon.titan-embed-text-v2:0' }),

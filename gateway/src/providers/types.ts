@@ -110,6 +110,8 @@ export interface CompletionRequest extends SamplingControls {
   max_tokens?: number;
   top_p?: number;
   stop?: string[];
+  /** The end user, as on chat: passed where the provider has a field for it. */
+  user?: string;
 }
 export interface EmbeddingRequest {
   kind: 'embedding';

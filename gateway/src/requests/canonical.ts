@@ -178,6 +178,7 @@ export function toCanonical(body: NativeBody, ctx: CanonicalContext): CanonicalR
         ...(body.max_tokens !== undefined ? { max_tokens: body.max_tokens } : {}),
         ...(body.top_p !== undefined ? { top_p: body.top_p } : {}),
         ...(body.stop !== undefined ? { stop: typeof body.stop === 'string' ? [body.stop] : body.stop } : {}),
+        ...(body.user ? { user: body.user } : {}),
         ...samplingControls(body),
       };
     }

@@ -12,8 +12,7 @@ export { UNSUPPORTED_COMPLETION_PARAMS };
 /**
  * Every other parameter of compatCompletionBody: carried into the native body by
  * compatCompletionToNative, or read by the surface itself (`stream_options.include_usage`, `n` and
- * `best_of` of 1, `user`, which no provider is sent for a completion). The completions suite fails
- * when a key of the schema is in neither list.
+ * `best_of` of 1). The completions suite fails when a key of the schema is in neither list.
  */
 export const MAPPED_COMPLETION_PARAMS = [
   'model',

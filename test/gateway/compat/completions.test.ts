@@ -136,6 +136,7 @@ describe.each(['/v1', '/api/v1'] as const)('completions with baseURL <gateway>%s
       seed: 7,
       presence_penalty: 0.1,
       frequency_penalty: 0.2,
+      user: 'user-1',
     });
     expect(sent.body).not.toHaveProperty('stream');
 
@@ -196,12 +197,13 @@ describe.each(['/v1', '/api/v1'] as const)('completions with baseURL <gateway>%s
       expect(body).not.toHaveProperty(k);
   });
 
-  it('a completion workflow on Anthropic: the prompt as one user message, stop as stop_sequences', async () => {
+  it('a completion workflow on Anthropic: the prompt as one user message, stop as stop_sequences, user as metadata.user_id', async () => {
     const c = await sdk().completions.create({
       model: 'claude-complete',
       prompt: 'hello claude',
       max_tokens: 50,
       stop: ['###'],
+      user: 'end-user-7',
     });
     expect(c.object).toBe('text_completion');
     expect(c.model).toBe('claude-complete');
@@ -212,6 +214,7 @@ describe.each(['/v1', '/api/v1'] as const)('completions with baseURL <gateway>%s
       max_tokens: 50,
       stop_sequences: ['###'],
       messages: [{ role: 'user', content: 'hello claude' }],
+      metadata: { user_id: 'end-user-7' },
     });
   });
 

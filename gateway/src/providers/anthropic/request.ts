@@ -125,8 +125,8 @@ export function anthropicBody(
       const tc = mapToolChoice(req.tool_choice, req.parallel_tool_calls !== false);
       if (tc) body.tool_choice = tc;
     }
-    if (req.user !== undefined) body.metadata = { user_id: req.user };
   }
+  if (req.user !== undefined) body.metadata = { user_id: req.user };
   optionalParams(req, body);
   if (stream) body.stream = true;
   return body;

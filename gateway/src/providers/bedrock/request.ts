@@ -185,15 +185,15 @@ export function buildConverseBody(req: ChatRequest | CompletionRequest): string 
         'bedrock cannot forbid tool calls (tool_choice "none") in a conversation that has tool calls',
       );
     }
-    if (req.user !== undefined) {
-      if (!METADATA_VALUE.test(req.user))
-        throw refuseParam(
-          'bedrock',
-          'user',
-          'requestMetadata values are at most 256 letters, digits, spaces and :_@$#=/+,.-',
-        );
-      body.requestMetadata = { user: req.user };
-    }
+  }
+  if (req.user !== undefined) {
+    if (!METADATA_VALUE.test(req.user))
+      throw refuseParam(
+        'bedrock',
+        'user',
+        'requestMetadata values are at most 256 letters, digits, spaces and :_@$#=/+,.-',
+      );
+    body.requestMetadata = { user: req.user };
   }
   if (system.length > 0) body.system = [{ text: system.join('\n\n') }];
   const inference: Record<string, unknown> = {};

@@ -178,6 +178,7 @@ function completionBody(
     temperature: req.temperature,
     top_p: req.top_p,
     stop: req.stop,
+    user: req.user,
   };
   if (req.max_tokens !== undefined) {
     body[dialect.maxCompletionTokens(model) ? 'max_completion_tokens' : 'max_tokens'] = req.max_tokens;
