@@ -29,6 +29,10 @@ const decimal = z.string().regex(/^\d+(\.\d+)?$/);
 export const modelPricing = z.object({
   inputUsdPerMTok: decimal.optional(),
   outputUsdPerMTok: decimal.optional(),
+  /** Input tokens read from the provider's prompt cache; unset: inputUsdPerMTok. */
+  cachedInputUsdPerMTok: decimal.optional(),
+  /** Input tokens written to the provider's prompt cache; unset: inputUsdPerMTok. */
+  cacheWriteUsdPerMTok: decimal.optional(),
   usdPerImage: decimal.optional(),
   usdPerAudioSecond: decimal.optional(),
 });

@@ -51,6 +51,8 @@ export const faultRuleSchema = z.strictObject({
   chunkIntervalMs: count.optional(),
   corruptCrc: z.boolean().optional(),
   promptTokens: count.optional(),
+  cachedTokens: count.optional(),
+  cacheWriteTokens: count.optional(),
 }) satisfies z.ZodType<FaultRule>;
 
 function json(res: ServerResponse, status: number, value: unknown): void {

@@ -34,6 +34,8 @@ export interface ResolvedFault {
   chunkIntervalMs?: number;
   corruptCrc?: boolean;
   promptTokens?: number;
+  cachedTokens?: number;
+  cacheWriteTokens?: number;
 }
 
 interface StoredRule {

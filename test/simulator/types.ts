@@ -75,6 +75,14 @@ export interface FaultRule {
   corruptCrc?: boolean;
   /** OpenAI chat: report this many prompt tokens in usage (a provider whose tokenizer counts more). */
   promptTokens?: number;
+  /**
+   * Report this many of the prompt tokens as read from the provider's prompt cache: OpenAI's
+   * `prompt_tokens_details.cached_tokens`, Gemini's `cachedContentTokenCount`, Bedrock's
+   * `cacheReadInputTokens` (Anthropic's cache is simulated from `cache_control` instead).
+   */
+  cachedTokens?: number;
+  /** Bedrock: report this many of the prompt tokens as written to the prompt cache (`cacheWriteInputTokens`). */
+  cacheWriteTokens?: number;
 }
 
 export interface RecordedRequest {

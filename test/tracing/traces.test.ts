@@ -222,6 +222,9 @@ describe('a sync request with a failover', () => {
       'gen_ai.response.finish_reasons': ['stop'],
       'gen_ai.usage.input_tokens': meta.usage.prompt_tokens,
       'gen_ai.usage.output_tokens': meta.usage.completion_tokens,
+      // Claude reports its prompt cache on every answer, 0 when nothing was cached.
+      'gen_ai.usage.cache_read.input_tokens': 0,
+      'gen_ai.usage.cache_creation.input_tokens': 0,
     });
     // One after the other, both inside the request (within the millisecond: the SDK anchors each
     // span's start on the wall clock, Date.now(), and measures its duration from there).
@@ -321,6 +324,7 @@ describe('a stream', () => {
       'gen_ai.response.finish_reasons': ['stop'],
       'gen_ai.usage.input_tokens': usage.prompt_tokens,
       'gen_ai.usage.output_tokens': usage.completion_tokens,
+      'gen_ai.usage.cache_read.input_tokens': 0,
       'gen_ai.response.time_to_first_chunk': expect.any(Number),
     });
     // Six chunks 60 ms apart: the span covers the whole stream, not just its first event.

@@ -22,14 +22,40 @@ function priceToMicros(price: string): number {
 
 const perMTok = (tokens: number, price: string): number => (tokens * priceToMicros(price)) / 1_000_000;
 
+/**
+ * Input tokens at three prices: fresh input, prompt-cache reads and prompt-cache writes. A cache
+ * price left unset is the input price, what a provider that reports no cache split is charged.
+ */
 function tokenCost(usage: Usage | undefined, pricing: ModelPricing): number | null {
   if (!usage || pricing.inputUsdPerMTok === undefined) return null;
   const completion = usage.completion_tokens ?? 0;
   if (completion > 0 && pricing.outputUsdPerMTok === undefined) return null;
-  return (
-    perMTok(usage.prompt_tokens, pricing.inputUsdPerMTok) +
-    (completion > 0 ? perMTok(completion, pricing.outputUsdPerMTok!) : 0)
-  );
+  const read = usage.cache_read_tokens ?? 0;
+  const write = usage.cache_write_tokens ?? 0;
+  let micros = perMTok(Math.max(0, usage.prompt_tokens - read - write), pricing.inputUsdPerMTok);
+  if (read > 0) micros += perMTok(read, pricing.cachedInputUsdPerMTok ?? pricing.inputUsdPerMTok);
+  if (write > 0) micros += perMTok(write, pricing.cacheWriteUsdPerMTok ?? pricing.inputUsdPerMTok);
+  return completion > 0 ? micros + perMTok(completion, pricing.outputUsdPerMTok!) : micros;
+}
+
+/**
+ * Usage that puts `input` tokens at the dearest input price the model has (a cache write usually
+ * costs more than fresh input): what a reservation assumes, since it cannot know how much of the
+ * prompt the provider's cache will read or write.
+ */
+export function ceilingUsage(input: number, output: number, pricing: ModelPricing | undefined): Usage {
+  const u: Usage = { prompt_tokens: input, completion_tokens: output, total_tokens: input + output };
+  if (
+    pricing?.inputUsdPerMTok === undefined ||
+    (pricing.cachedInputUsdPerMTok === undefined && pricing.cacheWriteUsdPerMTok === undefined)
+  )
+    return u;
+  const fresh = priceToMicros(pricing.inputUsdPerMTok);
+  const read = pricing.cachedInputUsdPerMTok === undefined ? 0 : priceToMicros(pricing.cachedInputUsdPerMTok);
+  const write = pricing.cacheWriteUsdPerMTok === undefined ? 0 : priceToMicros(pricing.cacheWriteUsdPerMTok);
+  if (write > fresh && write >= read) u.cache_write_tokens = input;
+  else if (read > fresh) u.cache_read_tokens = input;
+  return u;
 }
 
 /**

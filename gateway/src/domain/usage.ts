@@ -11,6 +11,13 @@ export const reportedUsage = (result: CanonicalResult): Usage | undefined =>
 export function usageFigures(result: CanonicalResult): UsageFigures {
   if (result.kind === 'embedding')
     return { prompt_tokens: result.usage.prompt_tokens, total_tokens: result.usage.total_tokens };
-  if ('usage' in result && result.usage) return { ...result.usage };
+  if ('usage' in result && result.usage) {
+    const u = result.usage;
+    return {
+      prompt_tokens: u.prompt_tokens,
+      completion_tokens: u.completion_tokens,
+      total_tokens: u.total_tokens,
+    };
+  }
   return { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 };
 }

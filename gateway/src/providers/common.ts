@@ -41,6 +41,28 @@ export function usageOf(prompt: unknown, completion: unknown, total?: unknown): 
   return { prompt_tokens: p, completion_tokens: c, total_tokens: t };
 }
 
+const tokenCount = (n: unknown): n is number => typeof n === 'number' && Number.isInteger(n) && n >= 0;
+
+/**
+ * Usage with the prompt-cache split a provider reported: `read` and `write` are parts of `prompt`,
+ * kept only when they are token counts and fit in it, so a malformed figure never prices more
+ * input than the prompt had.
+ */
+export function usageWithCache(
+  prompt: unknown,
+  completion: unknown,
+  total: unknown,
+  cache: { read?: unknown; write?: unknown },
+): Usage {
+  const u = usageOf(prompt, completion, total);
+  const read = tokenCount(cache.read) ? cache.read : undefined;
+  const write = tokenCount(cache.write) ? cache.write : undefined;
+  if ((read ?? 0) + (write ?? 0) > u.prompt_tokens) return u;
+  if (read !== undefined) u.cache_read_tokens = read;
+  if (write !== undefined) u.cache_write_tokens = write;
+  return u;
+}
+
 export function trimSlash(url: string): string {
   return url.charCodeAt(url.length - 1) === 47 ? url.replace(/\/+$/, '') : url;
 }

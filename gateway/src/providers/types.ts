@@ -153,9 +153,14 @@ export type CanonicalRequest =
   | TranscriptionRequest
   | SpeechRequest;
 export interface Usage {
+  /** Every input token, prompt-cache reads and writes included. */
   prompt_tokens: number;
   completion_tokens: number;
   total_tokens: number;
+  /** Of prompt_tokens, those read from the provider's prompt cache, when the provider says. */
+  cache_read_tokens?: number;
+  /** Of prompt_tokens, those written to the provider's prompt cache, when the provider says. */
+  cache_write_tokens?: number;
 }
 /**
  * A stop on one of the request's stop sequences: the sequence when the provider names it, null

@@ -1,5 +1,5 @@
 import type { StreamEvent, Usage } from '../providers/types.ts';
-import { SYSTEM_FINGERPRINT } from './data.ts';
+import { compatUsage, SYSTEM_FINGERPRINT } from './data.ts';
 
 export interface ChunkContext {
   id: string;
@@ -46,5 +46,5 @@ export const usageChunk = (ctx: ChunkContext, usage: Usage): Record<string, unkn
   model: ctx.model,
   system_fingerprint: SYSTEM_FINGERPRINT,
   choices: [],
-  usage,
+  usage: compatUsage(usage),
 });

@@ -1,4 +1,4 @@
-import type { CanonicalResult, ChatResult, CompletionResult } from '../providers/types.ts';
+import type { CanonicalResult, ChatResult, CompletionResult, Usage } from '../providers/types.ts';
 
 export const SYSTEM_FINGERPRINT = 'switchyard-compat-v1';
 
@@ -18,8 +18,30 @@ export interface ChatCompletion {
     finish_reason: string;
     logprobs: null;
   }[];
-  usage: { prompt_tokens: number; completion_tokens: number; total_tokens: number };
+  usage: CompatUsage;
   system_fingerprint: string;
+}
+
+export interface CompatUsage {
+  prompt_tokens: number;
+  completion_tokens: number;
+  total_tokens: number;
+  prompt_tokens_details?: { cached_tokens: number };
+}
+
+/**
+ * `usage` in OpenAI's shape: the prompt-cache reads as `prompt_tokens_details.cached_tokens` when the
+ * provider reported them (OpenAI's shape has no place for cache writes; they stay in prompt_tokens).
+ */
+export function compatUsage(u: Usage): CompatUsage {
+  if (u.cache_read_tokens === undefined && u.cache_write_tokens === undefined) return u;
+  const out: CompatUsage = {
+    prompt_tokens: u.prompt_tokens,
+    completion_tokens: u.completion_tokens,
+    total_tokens: u.total_tokens,
+  };
+  if (u.cache_read_tokens !== undefined) out.prompt_tokens_details = { cached_tokens: u.cache_read_tokens };
+  return out;
 }
 
 const chatId = (id: string): string => (id.startsWith('chatcmpl-') ? id : `chatcmpl-${id}`);
@@ -50,7 +72,7 @@ export function chatCompletion(
         logprobs: null,
       },
     ],
-    usage: result.usage,
+    usage: compatUsage(result.usage),
     system_fingerprint: SYSTEM_FINGERPRINT,
   };
 }

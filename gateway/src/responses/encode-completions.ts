@@ -2,7 +2,7 @@ import type { FastifyReply } from 'fastify';
 import type { Exchange } from '../pipeline/exchange.ts';
 import type { PipelineResult } from '../pipeline/result.ts';
 import type { CompletionResult } from '../providers/types.ts';
-import { SYSTEM_FINGERPRINT } from './data.ts';
+import { compatUsage, SYSTEM_FINGERPRINT } from './data.ts';
 import { streamError } from './encode-stream.ts';
 import { writeStream } from './stream-out.ts';
 
@@ -35,7 +35,7 @@ export function textCompletion(result: CompletionResult, model: string, created:
   return {
     ...head({ id: completionId(result.id), created, model }),
     choices: [choice(result.text, result.finish_reason)],
-    usage: result.usage,
+    usage: compatUsage(result.usage),
   };
 }
 
@@ -68,7 +68,8 @@ export function encodeCompletionStream(
       sse.data({ error: streamError(f) });
     },
     answered(answer) {
-      if (includeUsage && answer.usage) sse.data({ ...head(ctx), choices: [], usage: answer.usage });
+      if (includeUsage && answer.usage)
+        sse.data({ ...head(ctx), choices: [], usage: compatUsage(answer.usage) });
       sse.done();
     },
   }));

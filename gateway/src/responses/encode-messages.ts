@@ -34,12 +34,17 @@ function stopOf(
   };
 }
 
-export const messagesUsage = (u: Usage | undefined): Record<string, number> => ({
-  input_tokens: u?.prompt_tokens ?? 0,
-  cache_creation_input_tokens: 0,
-  cache_read_input_tokens: 0,
-  output_tokens: u?.completion_tokens ?? 0,
-});
+/** Anthropic's usage: input_tokens excludes the prompt-cache writes and reads, which it reports apart. */
+export function messagesUsage(u: Usage | undefined): Record<string, number> {
+  const write = u?.cache_write_tokens ?? 0;
+  const read = u?.cache_read_tokens ?? 0;
+  return {
+    input_tokens: Math.max(0, (u?.prompt_tokens ?? 0) - write - read),
+    cache_creation_input_tokens: write,
+    cache_read_input_tokens: read,
+    output_tokens: u?.completion_tokens ?? 0,
+  };
+}
 
 /** Tool arguments as the object Anthropic's tool_use.input is; text that is not JSON stays visible. */
 export function toolInput(args: string): unknown {

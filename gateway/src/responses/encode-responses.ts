@@ -53,7 +53,7 @@ export const responsesUsage = (u: Usage | undefined): Record<string, unknown> | 
   u
     ? {
         input_tokens: u.prompt_tokens,
-        input_tokens_details: { cached_tokens: 0 },
+        input_tokens_details: { cached_tokens: u.cache_read_tokens ?? 0 },
         output_tokens: u.completion_tokens,
         output_tokens_details: { reasoning_tokens: 0 },
         total_tokens: u.total_tokens,

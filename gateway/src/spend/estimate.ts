@@ -1,5 +1,5 @@
 import { usdToMicros } from '#contract';
-import { costMicros } from '../domain/cost.ts';
+import { ceilingUsage, costMicros } from '../domain/cost.ts';
 import type { CanonicalRequest, ChatMessage } from '../providers/types.ts';
 import type { RuntimeProject, RuntimeSlot } from '../snapshot/runtime.ts';
 import {
@@ -96,10 +96,6 @@ export function estimate(req: CanonicalRequest, project: RuntimeProject, slot: R
       pricing?.usdPerAudioSecond === undefined
         ? null
         : Math.ceil(req.file.byteLength / AUDIO_BYTES_PER_SECOND) * usdToMicros(pricing.usdPerAudioSecond);
-  else
-    micros = costMicros(
-      { usage: { prompt_tokens: input, completion_tokens: output, total_tokens: input + output } },
-      pricing,
-    );
+  else micros = costMicros({ usage: ceilingUsage(input, output, pricing) }, pricing);
   return { tokens: inputOf(req, ESTIMATE) + asked, micros };
 }

@@ -120,6 +120,11 @@ function usageOf(usage: Usage | Record<string, number> | undefined, a: Attribute
   if (!usage) return;
   if (usage.prompt_tokens !== undefined) a['gen_ai.usage.input_tokens'] = usage.prompt_tokens;
   if (usage.completion_tokens !== undefined) a['gen_ai.usage.output_tokens'] = usage.completion_tokens;
+  // Parts of input_tokens, as the GenAI conventions count them.
+  if (usage.cache_read_tokens !== undefined)
+    a['gen_ai.usage.cache_read.input_tokens'] = usage.cache_read_tokens;
+  if (usage.cache_write_tokens !== undefined)
+    a['gen_ai.usage.cache_creation.input_tokens'] = usage.cache_write_tokens;
 }
 
 /** What a provider's answer adds to its attempt span. */

@@ -159,6 +159,12 @@ const pricing = z
   .object({
     inputUsdPerMTok: usd('Price of one million input (prompt) tokens.').optional(),
     outputUsdPerMTok: usd('Price of one million output (completion) tokens.').optional(),
+    cachedInputUsdPerMTok: usd(
+      "Price of one million input tokens read from the provider's prompt cache (cache hits). Unset: inputUsdPerMTok.",
+    ).optional(),
+    cacheWriteUsdPerMTok: usd(
+      "Price of one million input tokens written to the provider's prompt cache (Anthropic's cache writes). Unset: inputUsdPerMTok.",
+    ).optional(),
     usdPerImage: usd('Price of one generated image.').optional(),
     usdPerAudioSecond: usd('Price of one second of audio.').optional(),
   })

@@ -83,7 +83,10 @@ describe('wrapped format', () => {
     expect(m.used_model).toBe('gpt-4o-mini');
     expect(Number.isInteger(m.duration_ms)).toBe(true);
     expect(m.duration_ms).toBeGreaterThanOrEqual(0);
-    expect(m.usage).toEqual(r.json.data.usage);
+    // meta.usage is the contract's three counts; data is OpenAI's object, with its cache detail.
+    const { prompt_tokens, completion_tokens, total_tokens, prompt_tokens_details } = r.json.data.usage;
+    expect(m.usage).toEqual({ prompt_tokens, completion_tokens, total_tokens });
+    expect(prompt_tokens_details).toEqual({ cached_tokens: 0 });
     expect(m.usage.total_tokens).toBeGreaterThan(0);
     expect(m.structured_output).toBe(false);
     expect(m.attempts).toHaveLength(1);

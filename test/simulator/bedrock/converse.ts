@@ -18,8 +18,11 @@ interface Outcome {
   text?: string;
   tool?: { toolUseId: string; name: string; input: unknown };
   stopReason: 'end_turn' | 'tool_use' | 'max_tokens' | 'stop_sequence';
+  /** Every input token, cache reads and writes included. */
   inputTokens: number;
   outputTokens: number;
+  cacheRead?: number;
+  cacheWrite?: number;
 }
 
 const blockText = (b: ConverseMessage['content'][number], all: boolean): string =>
@@ -72,6 +75,8 @@ function decide(ex: Exchange, req: ConverseRequest, minChars: number): Outcome {
     (req.system ?? []).map((s) => s.text).join(' ') +
     req.messages.map((m) => m.content.map((b) => blockText(b, true)).join(' ')).join(' ');
   const inputTokens = tokens(prompt);
+  const cacheRead = Math.min(ex.fault.cachedTokens ?? 0, inputTokens);
+  const cache = { cacheRead, cacheWrite: Math.min(ex.fault.cacheWriteTokens ?? 0, inputTokens - cacheRead) };
   const tools = (req.toolConfig?.tools ?? []).map((t) => ({
     name: t.toolSpec.name,
     schema: t.toolSpec.inputSchema.json,
@@ -88,6 +93,7 @@ function decide(ex: Exchange, req: ConverseRequest, minChars: number): Outcome {
       },
       stopReason: 'tool_use',
       inputTokens,
+      ...cache,
       outputTokens: tokens(call.name + JSON.stringify(call.args)),
     };
   const cfg = req.inferenceConfig;
@@ -105,15 +111,23 @@ function decide(ex: Exchange, req: ConverseRequest, minChars: number): Outcome {
           ? 'stop_sequence'
           : 'end_turn',
     inputTokens,
+    ...cache,
     outputTokens: tokens(limited.text),
   };
 }
 
-const usage = (o: Outcome) => ({
-  inputTokens: o.inputTokens,
-  outputTokens: o.outputTokens,
-  totalTokens: o.inputTokens + o.outputTokens,
-});
+/** Converse reports cache reads and writes apart: inputTokens is what the cache did not cover. */
+function usage(o: Outcome) {
+  const read = o.cacheRead ?? 0;
+  const write = o.cacheWrite ?? 0;
+  return {
+    inputTokens: o.inputTokens - read - write,
+    outputTokens: o.outputTokens,
+    totalTokens: o.inputTokens + o.outputTokens,
+    ...(read > 0 ? { cacheReadInputTokens: read } : {}),
+    ...(write > 0 ? { cacheWriteInputTokens: write } : {}),
+  };
+}
 const PAD = 'abcdefghijklmnopqrstuvwxyzABCDEFGHIJ';
 const padded = (value: Record<string, unknown>) => ({
   ...value,

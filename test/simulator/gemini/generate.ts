@@ -53,7 +53,9 @@ export function decideGenerate(ex: Exchange, req: GenerateContentRequest, minCha
   const userText = lastUserText(req.contents);
   const system = req.systemInstruction ? partsText(req.systemInstruction.parts, false) : '';
   const prompt = system + req.contents.map((c) => partsText(c.parts, true)).join(' ');
-  const base = { responseId: newId(''), model: ex.model, promptTokens: tokens(prompt) };
+  const promptTokens = tokens(prompt);
+  const cachedTokens = Math.min(ex.fault.cachedTokens ?? 0, promptTokens);
+  const base = { responseId: newId(''), model: ex.model, promptTokens, cachedTokens };
 
   const tools = (req.tools ?? []).flatMap((t) =>
     (t.functionDeclarations ?? []).map((f) => ({

@@ -11,6 +11,8 @@ export interface GenerateOutcome {
   part: GeminiPartOut;
   finishReason: 'STOP' | 'MAX_TOKENS';
   promptTokens: number;
+  /** Of promptTokens, those reported as read from a context cache. */
+  cachedTokens: number;
   outputTokens: number;
 }
 
@@ -21,5 +23,6 @@ export function usageMetadata(o: GenerateOutcome, outputTokens = o.outputTokens)
     promptTokensDetails: [{ modality: 'TEXT', tokenCount: o.promptTokens }],
   };
   if (outputTokens > 0) usage.candidatesTokenCount = outputTokens;
+  if (o.cachedTokens > 0) usage.cachedContentTokenCount = o.cachedTokens;
   return usage;
 }

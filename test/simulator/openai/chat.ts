@@ -29,11 +29,13 @@ function toolMode(req: ChatRequest): ToolMode {
 
 export function decideChat(ex: Exchange, req: ChatRequest, minChars: number): ChatOutcome {
   const userText = lastUserText(req.messages);
+  const promptTokens = ex.fault.promptTokens ?? tokens(promptText(req));
   const base = {
     id: newId('chatcmpl-'),
     created: unixSeconds(),
     model: ex.model,
-    promptTokens: ex.fault.promptTokens ?? tokens(promptText(req)),
+    promptTokens,
+    cachedTokens: Math.min(ex.fault.cachedTokens ?? 0, promptTokens),
   };
   const tools = (req.tools ?? []).map((t) => ({ name: t.function.name, schema: t.function.parameters }));
   const call = planToolCall(tools, toolMode(req), lastIsToolResult(req.messages), userText);

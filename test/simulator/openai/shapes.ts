@@ -8,6 +8,8 @@ export interface ChatOutcome {
   toolCall?: { id: string; name: string; arguments: string };
   finishReason: 'stop' | 'length' | 'tool_calls';
   promptTokens: number;
+  /** Of promptTokens, those reported as read from the prompt cache. */
+  cachedTokens: number;
   completionTokens: number;
 }
 
@@ -16,7 +18,7 @@ export function usageOf(o: ChatOutcome) {
     prompt_tokens: o.promptTokens,
     completion_tokens: o.completionTokens,
     total_tokens: o.promptTokens + o.completionTokens,
-    prompt_tokens_details: { cached_tokens: 0, audio_tokens: 0 },
+    prompt_tokens_details: { cached_tokens: o.cachedTokens, audio_tokens: 0 },
     completion_tokens_details: {
       reasoning_tokens: 0,
       audio_tokens: 0,

@@ -1,6 +1,6 @@
 /** Anthropic Messages response → canonical chat/completion result. */
 import { badResponse } from '../../upstream/errors.ts';
-import { isObject, usageOf } from '../common.ts';
+import { isObject, usageOf, usageWithCache } from '../common.ts';
 import type { ChatResult, ToolCall, Usage } from '../types.ts';
 
 export interface AnthropicUsage {
@@ -10,12 +10,13 @@ export interface AnthropicUsage {
   cache_read_input_tokens?: number | null;
 }
 
-/** Prompt tokens include cache writes and reads (Anthropic reports them separately). */
+/** Prompt tokens include cache writes and reads (Anthropic reports them apart from input_tokens). */
 export function normaliseAnthropicUsage(u: AnthropicUsage | undefined): Usage {
   if (!u) return usageOf(0, 0);
-  const prompt =
-    (u.input_tokens ?? 0) + (u.cache_creation_input_tokens ?? 0) + (u.cache_read_input_tokens ?? 0);
-  return usageOf(prompt, u.output_tokens ?? 0);
+  const write = u.cache_creation_input_tokens ?? undefined;
+  const read = u.cache_read_input_tokens ?? undefined;
+  const prompt = (u.input_tokens ?? 0) + (write ?? 0) + (read ?? 0);
+  return usageWithCache(prompt, u.output_tokens ?? 0, undefined, { read, write });
 }
 
 const STOP_REASONS: Record<string, string> = {

@@ -1,6 +1,6 @@
 /** Anthropic Messages SSE → canonical stream events. */
 import { errorEventData, isErrorEvent, type SseEvent } from '../../upstream/sse.ts';
-import { isObject, parseEventJson, type StreamMapper, usageOf } from '../common.ts';
+import { isObject, parseEventJson, type StreamMapper } from '../common.ts';
 import type { StreamEvent } from '../types.ts';
 import { anthropicStreamError } from './errors.ts';
 import { type AnthropicUsage, mapStopReason, normaliseAnthropicUsage, stopSequenceOf } from './response.ts';
@@ -98,7 +98,7 @@ export class AnthropicStreamMapper implements StreamMapper {
         } else if (this.inputUsage) {
           out.push({
             type: 'usage',
-            usage: usageOf(normaliseAnthropicUsage(this.inputUsage).prompt_tokens, 0),
+            usage: normaliseAnthropicUsage({ ...this.inputUsage, output_tokens: 0 }),
           });
         }
         return;

@@ -1,7 +1,7 @@
 /** Bedrock answers → canonical results: Converse messages, InvokeModel embeddings and images. */
 import type { IncomingHttpHeaders } from 'node:http';
 import { badResponse } from '../../upstream/errors.ts';
-import { floatsToBase64, isObject, usageOf } from '../common.ts';
+import { floatsToBase64, isObject, usageOf, usageWithCache } from '../common.ts';
 import type {
   ChatResult,
   EmbeddingRequest,
@@ -24,7 +24,10 @@ export interface ConverseUsage {
 export function normaliseConverseUsage(u: ConverseUsage | undefined): Usage {
   if (!u) return usageOf(0, 0);
   const prompt = (u.inputTokens ?? 0) + (u.cacheReadInputTokens ?? 0) + (u.cacheWriteInputTokens ?? 0);
-  return usageOf(prompt, u.outputTokens ?? 0);
+  return usageWithCache(prompt, u.outputTokens ?? 0, undefined, {
+    read: u.cacheReadInputTokens,
+    write: u.cacheWriteInputTokens,
+  });
 }
 
 const STOP_REASONS: Record<string, string> = {

@@ -1,6 +1,6 @@
 /** Gemini responses → canonical results. */
 import { badResponse } from '../../upstream/errors.ts';
-import { floatsToBase64, isObject, usageOf } from '../common.ts';
+import { floatsToBase64, isObject, usageOf, usageWithCache } from '../common.ts';
 import type { ChatResult, EmbeddingRequest, EmbeddingResult, ToolCall, Usage } from '../types.ts';
 
 export interface GeminiUsage {
@@ -9,6 +9,8 @@ export interface GeminiUsage {
   totalTokenCount?: number;
   thoughtsTokenCount?: number;
   toolUsePromptTokenCount?: number;
+  /** Of promptTokenCount, the tokens read from a context cache (implicit or explicit). */
+  cachedContentTokenCount?: number;
 }
 
 export interface GeminiPart {
@@ -31,7 +33,9 @@ export function normaliseGeminiUsage(u: GeminiUsage | undefined): Usage {
   if (!u) return usageOf(0, 0);
   const prompt = (u.promptTokenCount ?? 0) + (u.toolUsePromptTokenCount ?? 0);
   const completion = (u.candidatesTokenCount ?? 0) + (u.thoughtsTokenCount ?? 0);
-  return usageOf(prompt, completion, u.totalTokenCount ?? prompt + completion);
+  return usageWithCache(prompt, completion, u.totalTokenCount ?? prompt + completion, {
+    read: u.cachedContentTokenCount,
+  });
 }
 
 const FINISH: Record<string, string> = {

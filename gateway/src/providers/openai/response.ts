@@ -1,6 +1,6 @@
 /** OpenAI-style response bodies → canonical results. */
 import { badResponse } from '../../upstream/errors.ts';
-import { isObject, usageOf } from '../common.ts';
+import { isObject, usageOf, usageWithCache } from '../common.ts';
 import type {
   ChatResult,
   CompletionResult,
@@ -15,12 +15,18 @@ interface OpenAIUsage {
   prompt_tokens?: number;
   completion_tokens?: number;
   total_tokens?: number;
+  prompt_tokens_details?: { cached_tokens?: number } | null;
 }
 
+/** Cached prompt tokens are part of prompt_tokens (OpenAI caches prefixes by itself; it never reports writes). */
 export function normaliseOpenAIUsage(u: unknown): Usage {
   if (!isObject(u)) return usageOf(0, 0);
   const x = u as OpenAIUsage;
-  return usageOf(x.prompt_tokens, x.completion_tokens, x.total_tokens);
+  const details = x.prompt_tokens_details;
+  if (!isObject(details)) return usageOf(x.prompt_tokens, x.completion_tokens, x.total_tokens);
+  return usageWithCache(x.prompt_tokens, x.completion_tokens, x.total_tokens, {
+    read: details.cached_tokens,
+  });
 }
 
 interface ChatChoice {
