@@ -118,6 +118,8 @@ export interface EmbeddingRequest {
   input: string | string[];
   encoding_format?: 'float' | 'base64';
   dimensions?: number;
+  /** The caller's end-user id: OpenAI's embeddings API takes it; other providers have no place for it. */
+  user?: string;
 }
 export interface ImageRequest {
   kind: 'image';
@@ -127,6 +129,8 @@ export interface ImageRequest {
   quality?: string;
   style?: string;
   response_format?: 'url' | 'b64_json';
+  /** The caller's end-user id: OpenAI's images API takes it; other providers have no place for it. */
+  user?: string;
 }
 export interface TranscriptionRequest {
   kind: 'transcription';

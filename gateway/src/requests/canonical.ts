@@ -195,6 +195,7 @@ export function toCanonical(body: NativeBody, ctx: CanonicalContext): CanonicalR
         ...(body.response_format === 'url' || body.response_format === 'b64_json'
           ? { response_format: body.response_format }
           : {}),
+        ...(body.user ? { user: body.user } : {}),
       };
     }
     case 'embedding': {
@@ -209,6 +210,7 @@ export function toCanonical(body: NativeBody, ctx: CanonicalContext): CanonicalR
         input: body.input,
         ...(body.encoding_format ? { encoding_format: body.encoding_format } : {}),
         ...(body.dimensions ? { dimensions: body.dimensions } : {}),
+        ...(body.user ? { user: body.user } : {}),
       };
     }
     case 'audio': {

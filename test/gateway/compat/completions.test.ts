@@ -423,6 +423,8 @@ describe.each(['/v1', '/api/v1'] as const)('completions with baseURL <gateway>%s
       // No encoding_format: the SDK asks for base64 and decodes it.
       const e = await sdk().embeddings.create({ model: 'embed', input: 'default call', user: 'u-1' });
       expect(e.data[0]!.embedding.length).toBeGreaterThan(0);
+      // OpenAI's embeddings and images APIs take the end-user id: it goes on.
+      expect(lastSent('/embeddings').body).toMatchObject({ user: 'u-1' });
       const img = await sdk().images.generate({
         model: 'image',
         prompt: 'a lighthouse',
@@ -435,6 +437,7 @@ describe.each(['/v1', '/api/v1'] as const)('completions with baseURL <gateway>%s
       expect(img.data).toHaveLength(1);
       // `auto` leaves the size to the provider: none is sent.
       expect(lastSent('/images/generations').body).not.toHaveProperty('size');
+      expect(lastSent('/images/generations').body).toMatchObject({ user: 'u-1' });
       const speech = await sdk().audio.speech.create({
         model: 'audio',
         input: 'hello',

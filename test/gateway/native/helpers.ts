@@ -78,7 +78,12 @@ export interface ChatCompletion {
   created: number;
   model: string;
   choices: { index: number; message: { role: string; content: string | null }; finish_reason: string }[];
-  usage: { prompt_tokens: number; completion_tokens: number; total_tokens: number };
+  usage: {
+    prompt_tokens: number;
+    completion_tokens: number;
+    total_tokens: number;
+    prompt_tokens_details?: { cached_tokens: number };
+  };
 }
 
 export async function post<T = unknown>(

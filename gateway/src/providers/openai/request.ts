@@ -65,6 +65,7 @@ export function buildOpenAIBody(
         input: req.input,
         encoding_format: req.encoding_format,
         dimensions: req.dimensions,
+        user: req.user,
       });
     case 'image':
       return JSON.stringify({
@@ -75,6 +76,7 @@ export function buildOpenAIBody(
         quality: req.quality,
         style: req.style,
         response_format: req.response_format,
+        user: req.user,
       });
     case 'speech':
       return JSON.stringify({
