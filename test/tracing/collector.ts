@@ -1,7 +1,8 @@
 /**
  * A real OpenTelemetry Collector for the tracing tests: the binary `make otelcol-build` builds from
  * test/otelcol (the collector's OTLP receiver and the contrib file exporter), started on loopback
- * with an OTLP/HTTP receiver and a file exporter; the spans it wrote are read back from the file.
+ * with an OTLP receiver over HTTP and over gRPC and a file exporter; the spans it wrote are read
+ * back from the file.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
@@ -129,6 +130,8 @@ async function freePort(): Promise<number> {
 export interface Collector {
   /** The OTLP/HTTP base URL, as OTEL_EXPORTER_OTLP_ENDPOINT takes it. */
   endpoint: string;
+  /** The OTLP/gRPC receiver's address (plaintext), for OTEL_EXPORTER_OTLP_PROTOCOL=grpc. */
+  grpcEndpoint: string;
   spans(): Promise<ExportedSpan[]>;
   /** Polls the file until `pick` returns something (the exporter writes every 100 ms). */
   waitFor<T>(pick: (spans: ExportedSpan[]) => T | undefined, timeoutMs?: number): Promise<T>;
@@ -139,6 +142,7 @@ export async function startCollector(): Promise<Collector> {
   await buildCollector();
   const dir = await mkdtemp(join(tmpdir(), 'switchyard-otelcol-'));
   const port = await freePort();
+  const grpcPort = await freePort();
   const file = join(dir, 'spans.jsonl');
   const config = join(dir, 'config.yaml');
   await writeFile(
@@ -149,6 +153,8 @@ export async function startCollector(): Promise<Collector> {
       '    protocols:',
       '      http:',
       `        endpoint: 127.0.0.1:${port}`,
+      '      grpc:',
+      `        endpoint: 127.0.0.1:${grpcPort}`,
       'exporters:',
       '  file:',
       `    path: ${file}`,
@@ -192,6 +198,7 @@ export async function startCollector(): Promise<Collector> {
   const spans = async () => parseSpans(await readFile(file, 'utf8').catch(() => ''));
   return {
     endpoint,
+    grpcEndpoint: `http://127.0.0.1:${grpcPort}`,
     spans,
     async waitFor(pick, timeoutMs = 10_000) {
       const until = Date.now() + timeoutMs;

@@ -168,6 +168,19 @@ describe('the tracing environment', () => {
       ratio: 0.25,
       batch: { scheduledDelayMillis: 2000, maxQueueSize: 4096 },
     });
+    // gRPC takes the endpoint as it is: the service name is the path, not /v1/traces.
+    expect(
+      readTracingConfig({
+        OTEL_EXPORTER_OTLP_ENDPOINT: 'http://otel-collector:4317',
+        OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc',
+      }),
+    ).toMatchObject({ url: 'http://otel-collector:4317', protocol: 'grpc' });
+    expect(
+      readTracingConfig({
+        OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'https://traces.example:4317',
+        OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'grpc',
+      }),
+    ).toMatchObject({ url: 'https://traces.example:4317', protocol: 'grpc' });
     // The traces endpoint alone turns tracing on too.
     expect(readTracingConfig({ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `${endpoint}/v1/traces` })?.url).toBe(
       `${endpoint}/v1/traces`,
@@ -179,10 +192,6 @@ describe('the tracing environment', () => {
       expect(() => readTracingConfig(env)).toThrow(ConfigError);
       expect(() => readTracingConfig(env)).toThrow(message);
     };
-    refused(
-      { OTEL_EXPORTER_OTLP_ENDPOINT: endpoint, OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' },
-      /grpc is not supported/,
-    );
     refused({ OTEL_EXPORTER_OTLP_ENDPOINT: 'otel-collector:4318' }, /OTEL_EXPORTER_OTLP_ENDPOINT/);
     refused({ OTEL_EXPORTER_OTLP_ENDPOINT: endpoint, OTEL_TRACES_EXPORTER: 'zipkin' }, /only "otlp"/);
     refused(

@@ -537,6 +537,35 @@ describe('a session summary', () => {
 });
 
 describe('export settings', () => {
+  it("OTEL_EXPORTER_OTLP_PROTOCOL=grpc reaches the collector's gRPC receiver, at the endpoint as given", async () => {
+    const grpc = await startTracing(
+      {
+        OTEL_EXPORTER_OTLP_ENDPOINT: collector.grpcEndpoint,
+        OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc',
+        OTEL_SERVICE_NAME: 'grpc-probe',
+      },
+      pino({ level: 'silent' }),
+    );
+    const hook = grpc.webhook({
+      id: 'msg_grpc',
+      projectId: 'team.grpc',
+      url: 'https://hooks.example/in',
+      event: 'ai.response',
+      body: '{}',
+      attempt: 1,
+      replay: 0,
+    });
+    hook.end('delivered', 200);
+    await grpc.close();
+    const span = await collector.waitFor((all) =>
+      all.find((s) => s.attributes['switchyard.project'] === 'team.grpc'),
+    );
+    expect(span.resource['service.name']).toBe('grpc-probe');
+    expect(span.traceId).toBe(hook.traceId);
+    expect(span.name).toBe('webhook ai.response');
+    expect(span.attributes['switchyard.webhook.outcome']).toBe('delivered');
+  });
+
   it('OTEL_EXPORTER_OTLP_PROTOCOL=http/json reaches the collector too', async () => {
     const json = await startTracing(
       {
@@ -622,6 +651,7 @@ describe('what tracing costs', () => {
       ]),
     );
     expect(packages(on)).not.toContain('@opentelemetry/exporter-trace-otlp-http');
+    expect(packages(on)).not.toContain('@opentelemetry/exporter-trace-otlp-grpc');
     expect(on.providerTraceparents).toBe(on.providerRequests);
     expect(
       on.logTraceIds.every((t: string | null) => typeof t === 'string' && /^[0-9a-f]{32}$/.test(t)),

@@ -43,9 +43,12 @@ export const tracingEnv = z.object({
 export type SamplerName = (typeof samplers)[number];
 
 export interface TracingConfig {
-  /** Where spans go: the traces URL itself (`<OTEL_EXPORTER_OTLP_ENDPOINT>/v1/traces`). */
+  /**
+   * Where spans go: over HTTP the traces URL itself (`<OTEL_EXPORTER_OTLP_ENDPOINT>/v1/traces`);
+   * over gRPC the receiver's address (`http://` plaintext, `https://` TLS), as the endpoint says.
+   */
   url: string;
-  protocol: 'http/protobuf' | 'http/json';
+  protocol: 'http/protobuf' | 'http/json' | 'grpc';
   serviceName: string | undefined;
   /** OTEL_RESOURCE_ATTRIBUTES as given (`key=value,...`, values percent-encoded). */
   resourceAttributes: string | undefined;
@@ -70,19 +73,16 @@ export function readTracingConfig(env: NodeJS.ProcessEnv): TracingConfig | undef
     throw new ConfigError(`invalid tracing environment:\n  ${lines.join('\n  ')}`);
   }
   const e = parsed.data;
+  const proto = e.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL ?? e.OTEL_EXPORTER_OTLP_PROTOCOL ?? 'http/protobuf';
   const base = e.OTEL_EXPORTER_OTLP_ENDPOINT;
-  const url = e.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ?? (base ? tracesUrl(base) : undefined);
+  // gRPC names a service, not a path: the specification takes the endpoint as it is.
+  const url = e.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ?? (base && proto !== 'grpc' ? tracesUrl(base) : base);
   if (!url) return undefined;
   if (e.OTEL_SDK_DISABLED?.toLowerCase() === 'true') return undefined;
   const exporter = e.OTEL_TRACES_EXPORTER?.trim().toLowerCase();
   if (exporter === 'none') return undefined;
   if (exporter !== undefined && exporter !== 'otlp')
     throw new ConfigError(`OTEL_TRACES_EXPORTER: only "otlp" (or "none") is supported, not "${exporter}"`);
-  const proto = e.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL ?? e.OTEL_EXPORTER_OTLP_PROTOCOL ?? 'http/protobuf';
-  if (proto === 'grpc')
-    throw new ConfigError(
-      'OTEL_EXPORTER_OTLP_PROTOCOL: grpc is not supported; use http/protobuf (a collector serves OTLP over HTTP on port 4318)',
-    );
   return {
     url,
     protocol: proto,

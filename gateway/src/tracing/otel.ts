@@ -237,12 +237,14 @@ function samplerOf(name: SamplerName, ratio: number): Sampler {
   }
 }
 
-/** The OTLP/HTTP exporter of the configured encoding; only that package is loaded. */
+/** The OTLP exporter of the configured protocol; only that package (and gRPC's stack) is loaded. */
 async function exporterOf(cfg: TracingConfig): Promise<SpanExporter> {
   const { OTLPTraceExporter } =
-    cfg.protocol === 'http/json'
-      ? await import('@opentelemetry/exporter-trace-otlp-http')
-      : await import('@opentelemetry/exporter-trace-otlp-proto');
+    cfg.protocol === 'grpc'
+      ? await import('@opentelemetry/exporter-trace-otlp-grpc')
+      : cfg.protocol === 'http/json'
+        ? await import('@opentelemetry/exporter-trace-otlp-http')
+        : await import('@opentelemetry/exporter-trace-otlp-proto');
   return new OTLPTraceExporter({ url: cfg.url });
 }
 
