@@ -33,6 +33,8 @@ export const modelPricing = z.object({
   cachedInputUsdPerMTok: decimal.optional(),
   /** Input tokens written to the provider's prompt cache; unset: inputUsdPerMTok. */
   cacheWriteUsdPerMTok: decimal.optional(),
+  /** Input tokens written to the prompt cache for one hour (Claude); unset: cacheWriteUsdPerMTok. */
+  cacheWrite1hUsdPerMTok: decimal.optional(),
   usdPerImage: decimal.optional(),
   usdPerAudioSecond: decimal.optional(),
 });

@@ -11,6 +11,7 @@ import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningRedis, startRedis } from '#devkit/redis';
 import { ceilingUsage, costMicros } from '#gateway/domain/cost';
+import { normaliseAnthropicUsage } from '#gateway/providers/anthropic/response';
 import { normaliseOpenAIUsage } from '#gateway/providers/openai/response';
 import { type RunningGateway, startGateway } from '../harness/gateway.ts';
 import {
@@ -26,12 +27,13 @@ import {
 import { type Simulator, startSimulator } from '../simulator/index.ts';
 
 /** $ per million tokens, so µUSD per token: every cost below is a whole number of µUSD. */
-const PRICES = { input: 10, cachedInput: 1, cacheWrite: 20, output: 40 };
+const PRICES = { input: 10, cachedInput: 1, cacheWrite: 20, cacheWrite1h: 30, output: 40 };
 const CACHE_PRICING = {
   inputUsdPerMTok: String(PRICES.input),
   outputUsdPerMTok: String(PRICES.output),
   cachedInputUsdPerMTok: String(PRICES.cachedInput),
   cacheWriteUsdPerMTok: String(PRICES.cacheWrite),
+  cacheWrite1hUsdPerMTok: String(PRICES.cacheWrite1h),
 };
 const PLAIN_PRICING = { inputUsdPerMTok: String(PRICES.input), outputUsdPerMTok: String(PRICES.output) };
 
@@ -104,11 +106,12 @@ async function logged(id: string | null): Promise<Entry> {
 
 const micros = (e: Entry): number => Math.round(Number(e.cost_usd) * 1_000_000);
 
-/** µUSD at PRICES: fresh input, cache reads and cache writes each at their own price. */
-const priced = (prompt: number, completion: number, read = 0, write = 0): number =>
+/** µUSD at PRICES: fresh input, cache reads, five-minute and one-hour writes each at their own price. */
+const priced = (prompt: number, completion: number, read = 0, write = 0, hour = 0): number =>
   (prompt - read - write) * PRICES.input +
   read * PRICES.cachedInput +
-  write * PRICES.cacheWrite +
+  (write - hour) * PRICES.cacheWrite +
+  hour * PRICES.cacheWrite1h +
   completion * PRICES.output;
 
 describe("Claude's cache writes and reads (Messages, passed through)", () => {
@@ -149,6 +152,47 @@ describe("Claude's cache writes and reads (Messages, passed through)", () => {
       console.log(
         `claude (stream: ${streamed}): write ${write} tokens → ${micros(a)} µUSD, read ${read} → ${micros(b)} µUSD`,
       );
+    },
+  );
+});
+
+describe("Claude's one-hour cache writes", () => {
+  it.each([false, true])(
+    'are priced at the one-hour price, next to five-minute ones in one prompt (stream: %s)',
+    async (streamed) => {
+      const params: Anthropic.MessageCreateParamsNonStreaming = {
+        model: 'claude',
+        max_tokens: 200,
+        // One-hour entries come first, as Claude requires.
+        system: [
+          {
+            type: 'text',
+            text: `${PROMPT} hour ${streamed}`,
+            cache_control: { type: 'ephemeral', ttl: '1h' },
+          },
+          { type: 'text', text: `${PROMPT} minutes ${streamed}`, cache_control: { type: 'ephemeral' } },
+        ],
+        messages: [{ role: 'user', content: 'And the outlook?' }],
+      };
+      let usage: Anthropic.Usage;
+      let id: string | null;
+      if (streamed) {
+        const s = anthropic().messages.stream(params);
+        id = (await s.withResponse()).response.headers.get('x-service-request-log-id');
+        usage = (await s.finalMessage()).usage;
+      } else {
+        const { data, response } = await anthropic().messages.create(params).withResponse();
+        usage = data.usage;
+        id = response.headers.get('x-service-request-log-id');
+      }
+      const hour = usage.cache_creation?.ephemeral_1h_input_tokens ?? 0;
+      const minutes = usage.cache_creation?.ephemeral_5m_input_tokens ?? 0;
+      expect(hour).toBeGreaterThan(0);
+      expect(minutes).toBeGreaterThan(0);
+      expect(hour + minutes).toBe(usage.cache_creation_input_tokens);
+      const prompt = usage.input_tokens + (usage.cache_creation_input_tokens ?? 0);
+      const entry = await logged(id);
+      expect(micros(entry)).toBe(priced(prompt, usage.output_tokens, 0, hour + minutes, hour));
     },
   );
 });
@@ -258,8 +302,13 @@ describe('translated surfaces report the cache read in their own shape', () => {
 describe('the price functions', () => {
   it('a reservation prices the whole prompt at the dearest input price: a cache write may cost more', () => {
     const pricing = CACHE_PRICING;
-    expect(costMicros({ usage: ceilingUsage(100, 10, pricing) }, pricing)).toBe(100 * 20 + 10 * 40);
+    // The one-hour write is the dearest here.
+    expect(costMicros({ usage: ceilingUsage(100, 10, pricing) }, pricing)).toBe(100 * 30 + 10 * 40);
+    const fiveMinutes = { ...PLAIN_PRICING, cacheWriteUsdPerMTok: '20' };
+    expect(costMicros({ usage: ceilingUsage(100, 10, fiveMinutes) }, fiveMinutes)).toBe(100 * 20 + 10 * 40);
     // A model whose cached price is (oddly) the dearest: the reservation covers it too.
+    const hourly = { ...PLAIN_PRICING, cacheWriteUsdPerMTok: '12.5', cacheWrite1hUsdPerMTok: '20' };
+    expect(costMicros({ usage: ceilingUsage(100, 10, hourly) }, hourly)).toBe(100 * 20 + 10 * 40);
     const odd = { ...PLAIN_PRICING, cachedInputUsdPerMTok: '15' };
     expect(costMicros({ usage: ceilingUsage(100, 10, odd) }, odd)).toBe(100 * 15 + 10 * 40);
     expect(costMicros({ usage: ceilingUsage(100, 10, PLAIN_PRICING) }, PLAIN_PRICING)).toBe(
@@ -275,6 +324,14 @@ describe('the price functions', () => {
       prompt_tokens_details: { cached_tokens: 50 },
     });
     expect(u).toEqual({ prompt_tokens: 10, completion_tokens: 1, total_tokens: 11 });
+    const hourOverflow = normaliseAnthropicUsage({
+      input_tokens: 5,
+      cache_creation_input_tokens: 10,
+      cache_creation: { ephemeral_1h_input_tokens: 11 },
+      output_tokens: 1,
+    });
+    expect(hourOverflow.cache_write_tokens).toBe(10);
+    expect(hourOverflow.cache_write_1h_tokens).toBeUndefined();
     const neg = normaliseOpenAIUsage({
       prompt_tokens: 10,
       completion_tokens: 1,

@@ -22,19 +22,29 @@ function priceToMicros(price: string): number {
 
 const perMTok = (tokens: number, price: string): number => (tokens * priceToMicros(price)) / 1_000_000;
 
+/** The price of each kind of input token: a cache price left unset falls back as the CRD says. */
+const cachedPrice = (p: ModelPricing, input: string): string => p.cachedInputUsdPerMTok ?? input;
+const writePrice = (p: ModelPricing, input: string): string => p.cacheWriteUsdPerMTok ?? input;
+const hourWritePrice = (p: ModelPricing, input: string): string =>
+  p.cacheWrite1hUsdPerMTok ?? writePrice(p, input);
+
 /**
- * Input tokens at three prices: fresh input, prompt-cache reads and prompt-cache writes. A cache
- * price left unset is the input price, what a provider that reports no cache split is charged.
+ * Input tokens at their own prices: fresh input, prompt-cache reads, five-minute and one-hour
+ * prompt-cache writes. Unset cache prices are the input price, what a provider that reports no
+ * cache split is charged.
  */
 function tokenCost(usage: Usage | undefined, pricing: ModelPricing): number | null {
   if (!usage || pricing.inputUsdPerMTok === undefined) return null;
+  const input = pricing.inputUsdPerMTok;
   const completion = usage.completion_tokens ?? 0;
   if (completion > 0 && pricing.outputUsdPerMTok === undefined) return null;
   const read = usage.cache_read_tokens ?? 0;
   const write = usage.cache_write_tokens ?? 0;
-  let micros = perMTok(Math.max(0, usage.prompt_tokens - read - write), pricing.inputUsdPerMTok);
-  if (read > 0) micros += perMTok(read, pricing.cachedInputUsdPerMTok ?? pricing.inputUsdPerMTok);
-  if (write > 0) micros += perMTok(write, pricing.cacheWriteUsdPerMTok ?? pricing.inputUsdPerMTok);
+  const hour = usage.cache_write_1h_tokens ?? 0;
+  let micros = perMTok(Math.max(0, usage.prompt_tokens - read - write), input);
+  if (read > 0) micros += perMTok(read, cachedPrice(pricing, input));
+  if (write > hour) micros += perMTok(write - hour, writePrice(pricing, input));
+  if (hour > 0) micros += perMTok(hour, hourWritePrice(pricing, input));
   return completion > 0 ? micros + perMTok(completion, pricing.outputUsdPerMTok!) : micros;
 }
 
@@ -45,16 +55,26 @@ function tokenCost(usage: Usage | undefined, pricing: ModelPricing): number | nu
  */
 export function ceilingUsage(input: number, output: number, pricing: ModelPricing | undefined): Usage {
   const u: Usage = { prompt_tokens: input, completion_tokens: output, total_tokens: input + output };
+  const base = pricing?.inputUsdPerMTok;
   if (
-    pricing?.inputUsdPerMTok === undefined ||
-    (pricing.cachedInputUsdPerMTok === undefined && pricing.cacheWriteUsdPerMTok === undefined)
+    base === undefined ||
+    (pricing!.cachedInputUsdPerMTok === undefined &&
+      pricing!.cacheWriteUsdPerMTok === undefined &&
+      pricing!.cacheWrite1hUsdPerMTok === undefined)
   )
     return u;
-  const fresh = priceToMicros(pricing.inputUsdPerMTok);
-  const read = pricing.cachedInputUsdPerMTok === undefined ? 0 : priceToMicros(pricing.cachedInputUsdPerMTok);
-  const write = pricing.cacheWriteUsdPerMTok === undefined ? 0 : priceToMicros(pricing.cacheWriteUsdPerMTok);
-  if (write > fresh && write >= read) u.cache_write_tokens = input;
-  else if (read > fresh) u.cache_read_tokens = input;
+  const p = pricing!;
+  const fresh = priceToMicros(base);
+  const read = priceToMicros(cachedPrice(p, base));
+  const write = priceToMicros(writePrice(p, base));
+  const hour = priceToMicros(hourWritePrice(p, base));
+  const top = Math.max(fresh, read, write, hour);
+  if (top === fresh) return u;
+  if (top === read) u.cache_read_tokens = input;
+  else {
+    u.cache_write_tokens = input;
+    if (top === hour && top !== write) u.cache_write_1h_tokens = input;
+  }
   return u;
 }
 

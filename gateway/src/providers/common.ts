@@ -52,14 +52,18 @@ export function usageWithCache(
   prompt: unknown,
   completion: unknown,
   total: unknown,
-  cache: { read?: unknown; write?: unknown },
+  cache: { read?: unknown; write?: unknown; write1h?: unknown },
 ): Usage {
   const u = usageOf(prompt, completion, total);
   const read = tokenCount(cache.read) ? cache.read : undefined;
   const write = tokenCount(cache.write) ? cache.write : undefined;
   if ((read ?? 0) + (write ?? 0) > u.prompt_tokens) return u;
   if (read !== undefined) u.cache_read_tokens = read;
-  if (write !== undefined) u.cache_write_tokens = write;
+  if (write !== undefined) {
+    u.cache_write_tokens = write;
+    if (tokenCount(cache.write1h) && cache.write1h > 0 && cache.write1h <= write)
+      u.cache_write_1h_tokens = cache.write1h;
+  }
   return u;
 }
 

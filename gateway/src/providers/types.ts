@@ -165,6 +165,8 @@ export interface Usage {
   cache_read_tokens?: number;
   /** Of prompt_tokens, those written to the provider's prompt cache, when the provider says. */
   cache_write_tokens?: number;
+  /** Of cache_write_tokens, those written for one hour (Claude prices them above five-minute writes). */
+  cache_write_1h_tokens?: number;
 }
 /**
  * A stop on one of the request's stop sequences: the sequence when the provider names it, null

@@ -163,7 +163,10 @@ const pricing = z
       "Price of one million input tokens read from the provider's prompt cache (cache hits). Unset: inputUsdPerMTok.",
     ).optional(),
     cacheWriteUsdPerMTok: usd(
-      "Price of one million input tokens written to the provider's prompt cache (Anthropic's cache writes). Unset: inputUsdPerMTok.",
+      "Price of one million input tokens written to the provider's prompt cache (Claude's five-minute cache writes). Unset: inputUsdPerMTok.",
+    ).optional(),
+    cacheWrite1hUsdPerMTok: usd(
+      'Price of one million input tokens written to the prompt cache for one hour (Claude). Unset: cacheWriteUsdPerMTok.',
     ).optional(),
     usdPerImage: usd('Price of one generated image.').optional(),
     usdPerAudioSecond: usd('Price of one second of audio.').optional(),

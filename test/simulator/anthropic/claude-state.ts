@@ -10,6 +10,15 @@ import { tokens } from '../generate.ts';
 export interface CacheUse {
   read: number;
   written: number;
+  /** Of `written`, the tokens whose breakpoint asked for a one-hour entry. */
+  written1h: number;
+}
+
+/** One block of the prompt in cache order; a breakpoint caches the prefix that ends with it. */
+export interface CacheSegment {
+  json: string;
+  breakpoint: boolean;
+  ttl?: '1h';
 }
 
 export class ClaudeState {
@@ -42,13 +51,14 @@ export class ClaudeState {
   /**
    * The prompt as segments in Claude's cache order (tools, system, then each message's blocks):
    * the longest prefix ending at a breakpoint that was cached before is read; the rest up to the
-   * last breakpoint is written; every breakpoint's prefix is cached from now on.
+   * last breakpoint is written, each stretch with the lifetime of the breakpoint that ends it
+   * (`ttl: "1h"` or five minutes); every breakpoint's prefix is cached from now on.
    */
-  cache(model: string, segments: readonly { json: string; breakpoint: boolean }[]): CacheUse {
+  cache(model: string, segments: readonly CacheSegment[]): CacheUse {
     const hash = createHash('sha256').update(model);
     let size = 0;
     let read = 0;
-    let last = 0;
+    const ends: { size: number; hour: boolean }[] = [];
     const keys: string[] = [];
     for (const s of segments) {
       hash.update(s.json);
@@ -57,9 +67,18 @@ export class ClaudeState {
       const key = hash.copy().digest('hex');
       keys.push(key);
       if (this.#cached.has(key)) read = size;
-      last = size;
+      ends.push({ size, hour: s.ttl === '1h' });
     }
     for (const k of keys) this.#cached.add(k);
-    return { read, written: Math.max(0, last - read) };
+    let from = read;
+    let written = 0;
+    let written1h = 0;
+    for (const end of ends) {
+      if (end.size <= from) continue;
+      written += end.size - from;
+      if (end.hour) written1h += end.size - from;
+      from = end.size;
+    }
+    return { read, written, written1h };
   }
 }

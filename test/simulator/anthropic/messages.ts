@@ -9,6 +9,7 @@ import { applyLimits, newId, replyText, tokens } from '../generate.ts';
 import { sendError, sendJson } from '../respond.ts';
 import { writeStream } from '../sse.ts';
 import { planToolCall, type ToolMode } from '../toolcall.ts';
+import type { CacheSegment } from './claude-state.ts';
 import { anthropicError } from './errors.ts';
 import type { AnthropicMessage, MessagesRequest } from './schemas.ts';
 import { type ContentOut, type MessageOutcome, usageOf } from './shapes.ts';
@@ -62,11 +63,18 @@ export const REDACTED_THINKING_TRIGGER =
 type Block = Exclude<AnthropicMessage['content'], string>[number];
 
 /** The prompt in Claude's cache order, each piece marked when it carries a cache_control breakpoint. */
-function segments(req: MessagesRequest): { json: string; breakpoint: boolean }[] {
-  const seg = (v: unknown) => ({
-    json: JSON.stringify(v),
-    breakpoint: !!(v && typeof v === 'object' && (v as { cache_control?: unknown }).cache_control),
-  });
+function segments(req: MessagesRequest): CacheSegment[] {
+  const seg = (v: unknown): CacheSegment => {
+    const control =
+      v && typeof v === 'object'
+        ? (v as { cache_control?: { ttl?: string } | null }).cache_control
+        : undefined;
+    return {
+      json: JSON.stringify(v),
+      breakpoint: !!control,
+      ...(control?.ttl === '1h' ? { ttl: '1h' as const } : {}),
+    };
+  };
   const out = (req.tools ?? []).map(seg);
   if (typeof req.system === 'string') out.push(seg(req.system));
   else for (const b of req.system ?? []) out.push(seg(b));
@@ -141,6 +149,7 @@ export function decideMessage(ex: Exchange, req: MessagesRequest, minChars: numb
     model: ex.model,
     inputTokens: Math.max(1, total - cache.read - cache.written),
     cacheCreationTokens: cache.written,
+    cacheCreation1hTokens: cache.written1h,
     cacheReadTokens: cache.read,
   };
   const tools = (req.tools ?? [])

@@ -15,6 +15,8 @@ export interface MessageOutcome {
   stopSequence: string | null;
   inputTokens: number;
   cacheCreationTokens: number;
+  /** Of cacheCreationTokens, those written for an hour (the rest for five minutes). */
+  cacheCreation1hTokens: number;
   cacheReadTokens: number;
   outputTokens: number;
 }
@@ -24,6 +26,10 @@ export function usageOf(o: MessageOutcome, outputTokens = o.outputTokens) {
     input_tokens: o.inputTokens,
     cache_creation_input_tokens: o.cacheCreationTokens,
     cache_read_input_tokens: o.cacheReadTokens,
+    cache_creation: {
+      ephemeral_5m_input_tokens: o.cacheCreationTokens - o.cacheCreation1hTokens,
+      ephemeral_1h_input_tokens: o.cacheCreation1hTokens,
+    },
     output_tokens: outputTokens,
     service_tier: 'standard',
   };

@@ -8,6 +8,8 @@ export interface AnthropicUsage {
   output_tokens?: number;
   cache_creation_input_tokens?: number | null;
   cache_read_input_tokens?: number | null;
+  /** The cache writes by lifetime (part of cache_creation_input_tokens). */
+  cache_creation?: { ephemeral_5m_input_tokens?: number; ephemeral_1h_input_tokens?: number } | null;
 }
 
 /** Prompt tokens include cache writes and reads (Anthropic reports them apart from input_tokens). */
@@ -16,7 +18,11 @@ export function normaliseAnthropicUsage(u: AnthropicUsage | undefined): Usage {
   const write = u.cache_creation_input_tokens ?? undefined;
   const read = u.cache_read_input_tokens ?? undefined;
   const prompt = (u.input_tokens ?? 0) + (write ?? 0) + (read ?? 0);
-  return usageWithCache(prompt, u.output_tokens ?? 0, undefined, { read, write });
+  return usageWithCache(prompt, u.output_tokens ?? 0, undefined, {
+    read,
+    write,
+    write1h: u.cache_creation?.ephemeral_1h_input_tokens,
+  });
 }
 
 const STOP_REASONS: Record<string, string> = {

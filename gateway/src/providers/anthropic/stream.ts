@@ -126,5 +126,6 @@ function stripNull(u: AnthropicUsage): AnthropicUsage {
   if (typeof u.cache_creation_input_tokens === 'number')
     out.cache_creation_input_tokens = u.cache_creation_input_tokens;
   if (typeof u.cache_read_input_tokens === 'number') out.cache_read_input_tokens = u.cache_read_input_tokens;
+  if (isObject(u.cache_creation)) out.cache_creation = u.cache_creation;
   return out;
 }
