@@ -114,6 +114,20 @@ const priced = (prompt: number, completion: number, read = 0, write = 0, hour = 
   hour * PRICES.cacheWrite1h +
   completion * PRICES.output;
 
+/** A Messages request, sync or streamed: Claude's usage and the request-log id the gateway gave it. */
+async function sendMessages(
+  params: Anthropic.MessageCreateParamsNonStreaming,
+  streamed: boolean,
+): Promise<{ usage: Anthropic.Usage; id: string | null }> {
+  if (!streamed) {
+    const { data, response } = await anthropic().messages.create(params).withResponse();
+    return { usage: data.usage, id: response.headers.get('x-service-request-log-id') };
+  }
+  const s = anthropic().messages.stream(params);
+  const id = (await s.withResponse()).response.headers.get('x-service-request-log-id');
+  return { usage: (await s.finalMessage()).usage, id };
+}
+
 describe("Claude's cache writes and reads (Messages, passed through)", () => {
   it.each([false, true])(
     'are priced apart, and the answer carries them as Claude sent them (stream: %s)',
@@ -124,15 +138,7 @@ describe("Claude's cache writes and reads (Messages, passed through)", () => {
         system: [{ type: 'text', text: `${PROMPT} ${streamed}`, cache_control: { type: 'ephemeral' } }],
         messages: [{ role: 'user', content: 'What changed since last quarter?' }],
       };
-      const send = async () => {
-        if (!streamed) {
-          const { data, response } = await anthropic().messages.create(params).withResponse();
-          return { usage: data.usage, id: response.headers.get('x-service-request-log-id') };
-        }
-        const s = anthropic().messages.stream(params);
-        const id = (await s.withResponse()).response.headers.get('x-service-request-log-id');
-        return { usage: (await s.finalMessage()).usage, id };
-      };
+      const send = () => sendMessages(params, streamed);
       const first = await send();
       const second = await send();
       const write = first.usage.cache_creation_input_tokens ?? 0;
@@ -174,17 +180,7 @@ describe("Claude's one-hour cache writes", () => {
         ],
         messages: [{ role: 'user', content: 'And the outlook?' }],
       };
-      let usage: Anthropic.Usage;
-      let id: string | null;
-      if (streamed) {
-        const s = anthropic().messages.stream(params);
-        id = (await s.withResponse()).response.headers.get('x-service-request-log-id');
-        usage = (await s.finalMessage()).usage;
-      } else {
-        const { data, response } = await anthropic().messages.create(params).withResponse();
-        usage = data.usage;
-        id = response.headers.get('x-service-request-log-id');
-      }
+      const { usage, id } = await sendMessages(params, streamed);
       const hour = usage.cache_creation?.ephemeral_1h_input_tokens ?? 0;
       const minutes = usage.cache_creation?.ephemeral_5m_input_tokens ?? 0;
       expect(hour).toBeGreaterThan(0);

@@ -536,29 +536,35 @@ describe('a session summary', () => {
   });
 });
 
+/**
+ * A webhook attempt traced by a tracer of its own (no emitter's context: a trace of its own),
+ * exported with `env`, and its span as the collector received it.
+ */
+async function exportedWebhook(
+  env: NodeJS.ProcessEnv,
+  hookInput: { projectId: string; url: string; attempt: number },
+  end: (hook: ReturnType<Tracing['webhook']>) => void,
+) {
+  const tracer = await startTracing(env, pino({ level: 'silent' }));
+  const hook = tracer.webhook({ id: 'msg_probe', event: 'ai.response', body: '{}', replay: 0, ...hookInput });
+  end(hook);
+  await tracer.close();
+  const span = await collector.waitFor((all) =>
+    all.find((s) => s.attributes['switchyard.project'] === hookInput.projectId),
+  );
+  return { hook, span };
+}
+
 describe('export settings', () => {
   it("OTEL_EXPORTER_OTLP_PROTOCOL=grpc reaches the collector's gRPC receiver, at the endpoint as given", async () => {
-    const grpc = await startTracing(
+    const { hook, span } = await exportedWebhook(
       {
         OTEL_EXPORTER_OTLP_ENDPOINT: collector.grpcEndpoint,
         OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc',
         OTEL_SERVICE_NAME: 'grpc-probe',
       },
-      pino({ level: 'silent' }),
-    );
-    const hook = grpc.webhook({
-      id: 'msg_grpc',
-      projectId: 'team.grpc',
-      url: 'https://hooks.example/in',
-      event: 'ai.response',
-      body: '{}',
-      attempt: 1,
-      replay: 0,
-    });
-    hook.end('delivered', 200);
-    await grpc.close();
-    const span = await collector.waitFor((all) =>
-      all.find((s) => s.attributes['switchyard.project'] === 'team.grpc'),
+      { projectId: 'team.grpc', url: 'https://hooks.example/in', attempt: 1 },
+      (h) => h.end('delivered', 200),
     );
     expect(span.resource['service.name']).toBe('grpc-probe');
     expect(span.traceId).toBe(hook.traceId);
@@ -567,28 +573,15 @@ describe('export settings', () => {
   });
 
   it('OTEL_EXPORTER_OTLP_PROTOCOL=http/json reaches the collector too', async () => {
-    const json = await startTracing(
+    // A webhook attempt to a receiver that answered 503.
+    const { hook, span } = await exportedWebhook(
       {
         OTEL_EXPORTER_OTLP_ENDPOINT: collector.endpoint,
         OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
         OTEL_SERVICE_NAME: 'json-probe',
       },
-      pino({ level: 'silent' }),
-    );
-    // A webhook attempt to a receiver that answered 503, with no emitter's context: a trace of its own.
-    const hook = json.webhook({
-      id: 'msg_probe',
-      projectId: 'team.probe',
-      url: 'https://hooks.example:8443/in?token=secret',
-      event: 'ai.response',
-      body: '{}',
-      attempt: 2,
-      replay: 0,
-    });
-    hook.end('retry', 503, { type: '503', message: 'HTTP 503' });
-    await json.close();
-    const span = await collector.waitFor((all) =>
-      all.find((s) => s.attributes['switchyard.project'] === 'team.probe'),
+      { projectId: 'team.probe', url: 'https://hooks.example:8443/in?token=secret', attempt: 2 },
+      (h) => h.end('retry', 503, { type: '503', message: 'HTTP 503' }),
     );
     expect(span.resource['service.name']).toBe('json-probe');
     expect(span.name).toBe('webhook ai.response');
