@@ -55,15 +55,16 @@ function tokenCost(usage: Usage | undefined, pricing: ModelPricing): number | nu
  */
 export function ceilingUsage(input: number, output: number, pricing: ModelPricing | undefined): Usage {
   const u: Usage = { prompt_tokens: input, completion_tokens: output, total_tokens: input + output };
-  const base = pricing?.inputUsdPerMTok;
+  const p = pricing;
+  const base = p?.inputUsdPerMTok;
   if (
+    !p ||
     base === undefined ||
-    (pricing!.cachedInputUsdPerMTok === undefined &&
-      pricing!.cacheWriteUsdPerMTok === undefined &&
-      pricing!.cacheWrite1hUsdPerMTok === undefined)
+    (p.cachedInputUsdPerMTok === undefined &&
+      p.cacheWriteUsdPerMTok === undefined &&
+      p.cacheWrite1hUsdPerMTok === undefined)
   )
     return u;
-  const p = pricing!;
   const fresh = priceToMicros(base);
   const read = priceToMicros(cachedPrice(p, base));
   const write = priceToMicros(writePrice(p, base));
