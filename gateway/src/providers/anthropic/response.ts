@@ -15,8 +15,8 @@ export interface AnthropicUsage {
 /** Prompt tokens include cache writes and reads (Anthropic reports them apart from input_tokens). */
 export function normaliseAnthropicUsage(u: AnthropicUsage | undefined): Usage {
   if (!u) return usageOf(0, 0);
-  const write = u.cache_creation_input_tokens ?? undefined;
-  const read = u.cache_read_input_tokens ?? undefined;
+  const write = u.cache_creation_input_tokens;
+  const read = u.cache_read_input_tokens;
   const prompt = (u.input_tokens ?? 0) + (write ?? 0) + (read ?? 0);
   return usageWithCache(prompt, u.output_tokens ?? 0, undefined, {
     read,
