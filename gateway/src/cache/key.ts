@@ -1,5 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Prepared } from '../pipeline/prepare.ts';
+import { unmarked } from '../providers/common.ts';
+import type { CanonicalRequest } from '../providers/types.ts';
 import type { RuntimeWorkflow } from '../snapshot/runtime.ts';
 
 const versions = new WeakMap<RuntimeWorkflow, string>();
@@ -22,6 +24,14 @@ export function workflowVersion(wf: RuntimeWorkflow): string {
   return v;
 }
 
+/** A request as its answer depends on it: cache breakpoints change what it costs, not the answer. */
+function answered(req: CanonicalRequest): CanonicalRequest {
+  if (req.kind !== 'chat') return req;
+  const messages = unmarked(req.messages);
+  const tools = req.tools && unmarked(req.tools);
+  return messages === req.messages && tools === req.tools ? req : { ...req, messages, tools };
+}
+
 /**
  * The exact-match key: SHA-256 over project, workflow name and config version, and the canonical
  * request (messages with the system instructions in them, parameters, tools, structured-output
@@ -34,7 +44,7 @@ export function cacheKey(projectId: string, wf: RuntimeWorkflow, p: Prepared): s
         projectId,
         wf.config.name,
         workflowVersion(wf),
-        p.request,
+        answered(p.request),
         p.plan.structured ?? null,
         p.plan.json,
       ]),

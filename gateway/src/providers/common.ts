@@ -11,6 +11,7 @@ import {
 } from '../upstream/http.ts';
 import { type SseEvent, SseParser } from '../upstream/sse.ts';
 import type {
+  CacheBreakpoint,
   ChatResult,
   CompletionResult,
   ContentPart,
@@ -65,6 +66,16 @@ export function usageWithCache(
       u.cache_write_1h_tokens = cache.write1h;
   }
   return u;
+}
+
+/** The items without their cache breakpoints: the same array when none carries one. */
+export function unmarked<T extends { cache?: CacheBreakpoint }>(items: T[]): T[] {
+  if (!items.some((i) => i.cache !== undefined)) return items;
+  return items.map((i) => {
+    if (i.cache === undefined) return i;
+    const { cache, ...rest } = i;
+    return rest as T;
+  });
 }
 
 export function trimSlash(url: string): string {

@@ -21,16 +21,27 @@ export interface ToolCall {
   type: 'function';
   function: { name: string; arguments: string };
 }
+/**
+ * A prompt-cache breakpoint the client set (a Messages API `cache_control`): the prompt up to the
+ * end of what carries it is worth caching, for five minutes or, with `ttl: '1h'`, an hour. Only
+ * translators whose provider takes explicit breakpoints read it (Bedrock's `cachePoint`); OpenAI's
+ * drops it, and Claude gets the client's own body.
+ */
+export interface CacheBreakpoint {
+  ttl?: '5m' | '1h';
+}
 export interface ChatMessage {
   role: 'system' | 'developer' | 'user' | 'assistant' | 'tool';
   content: string | ContentPart[] | null;
   name?: string;
   tool_calls?: ToolCall[];
   tool_call_id?: string;
+  cache?: CacheBreakpoint;
 }
 export interface ToolDefinition {
   type: 'function';
   function: { name: string; description?: string; parameters?: Record<string, unknown>; strict?: boolean };
+  cache?: CacheBreakpoint;
 }
 export type ToolChoice = 'auto' | 'none' | 'required' | { type: 'function'; function: { name: string } };
 export interface StructuredOutput {

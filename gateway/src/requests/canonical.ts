@@ -7,6 +7,7 @@ import type {
   ContentPart,
   NativeRequest,
   SamplingControls,
+  ToolDefinition,
 } from '../providers/types.ts';
 import { LIMITS } from './limits.ts';
 import type { NativeBody } from './native-schema.ts';
@@ -37,6 +38,15 @@ const hasImage = (messages: NativeBody['messages']): boolean =>
 function withSystem(messages: ChatMessage[], system: string | undefined): ChatMessage[] {
   return system ? [{ role: 'system', content: system }, ...messages] : messages;
 }
+
+/**
+ * A tool's prompt-cache breakpoint: only the Messages surface sets one (the body schemas of the
+ * other surfaces have no such field, so a client cannot).
+ */
+const cacheOf = (tool: object): Pick<ToolDefinition, 'cache'> => {
+  const { cache } = tool as Pick<ToolDefinition, 'cache'>;
+  return cache ? { cache } : {};
+};
 
 function decodeAudio(file: string): Uint8Array {
   const comma = file.startsWith('data:') ? file.indexOf(',') : -1;
@@ -144,6 +154,7 @@ export function toCanonical(body: NativeBody, ctx: CanonicalContext): CanonicalR
               tools: body.tools.map((tl) => ({
                 type: 'function' as const,
                 function: stripNullStrict(tl.function),
+                ...cacheOf(tl),
               })),
             }
           : {}),

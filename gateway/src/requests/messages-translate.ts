@@ -1,6 +1,12 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { GatewayError } from '../errors/index.ts';
-import type { ChatMessage, ContentPart, NativeRequest, ToolCall } from '../providers/types.ts';
+import type {
+  CacheBreakpoint,
+  ChatMessage,
+  ContentPart,
+  NativeRequest,
+  ToolCall,
+} from '../providers/types.ts';
 import { isObjectSchema } from './common-schema.ts';
 import { nativeMessages } from './messages-native.ts';
 import {
@@ -114,6 +120,30 @@ function resultText(b: Extract<ContentBlock, { type: 'tool_result' }>, images: C
   return b.is_error ? `Error: ${text}` : text;
 }
 
+/**
+ * A `cache_control` as a breakpoint: Claude's one cache type is `ephemeral`, with an optional
+ * lifetime of five minutes (the default) or an hour; anything else asks for nothing.
+ */
+function breakpoint(control: unknown): CacheBreakpoint | undefined {
+  if (!control || typeof control !== 'object') return undefined;
+  const { type, ttl } = control as { type?: unknown; ttl?: unknown };
+  if (type !== 'ephemeral') return undefined;
+  return ttl === '1h' || ttl === '5m' ? { ttl } : {};
+}
+
+/**
+ * The breakpoint of a turn's blocks, at the end of the turn's message: its last block's
+ * `cache_control` that asks for one. A breakpoint on an earlier block moves to the turn's end,
+ * which caches the same prefix and a little more.
+ */
+function marked(blocks: readonly object[] | string): Pick<ChatMessage, 'cache'> {
+  if (typeof blocks === 'string') return {};
+  const cache = blocks
+    .map((b) => ('cache_control' in b ? breakpoint(b.cache_control) : undefined))
+    .findLast((c) => c !== undefined);
+  return cache ? { cache } : {};
+}
+
 /** Anthropic turns as chat messages: tool results become tool messages right after their call. */
 function toMessages(body: Pick<MessagesBody, 'messages'>): ChatMessage[] {
   const out: ChatMessage[] = [];
@@ -134,7 +164,7 @@ function toMessages(body: Pick<MessagesBody, 'messages'>): ChatMessage[] {
                 return b.text;
               })
               .join('\n\n');
-      out.push({ role: 'system', content: text });
+      out.push({ role: 'system', content: text, ...marked(blocks) });
       return;
     }
     if (m.role === 'assistant') {
@@ -166,7 +196,12 @@ function toMessages(body: Pick<MessagesBody, 'messages'>): ChatMessage[] {
             param: `${where}.content[${j}]`,
           });
       });
-      out.push({ role: 'assistant', content: text || null, ...(calls.length ? { tool_calls: calls } : {}) });
+      out.push({
+        role: 'assistant',
+        content: text || null,
+        ...(calls.length ? { tool_calls: calls } : {}),
+        ...marked(blocks),
+      });
       return;
     }
     if (typeof blocks === 'string') {
@@ -191,7 +226,12 @@ function toMessages(body: Pick<MessagesBody, 'messages'>): ChatMessage[] {
             { param: `${param}.tool_use_id` },
           );
         pending.delete(b.tool_use_id);
-        out.push({ role: 'tool', tool_call_id: b.tool_use_id, content: resultText(b, images) });
+        out.push({
+          role: 'tool',
+          tool_call_id: b.tool_use_id,
+          content: resultText(b, images),
+          ...marked([b]),
+        });
       } else if (b.type === 'text') parts.push({ type: 'text', text: b.text });
       else if (b.type === 'image') parts.push(imagePart(b));
       else
@@ -206,7 +246,11 @@ function toMessages(body: Pick<MessagesBody, 'messages'>): ChatMessage[] {
       );
     if (parts.length === 0) return;
     const only = parts[0]!;
-    out.push({ role: 'user', content: parts.length === 1 && only.type === 'text' ? only.text : parts });
+    out.push({
+      role: 'user',
+      content: parts.length === 1 && only.type === 'text' ? only.text : parts,
+      ...marked(blocks.filter((b) => b.type !== 'tool_result')),
+    });
   });
   if (pending.size > 0)
     throw new GatewayError(
@@ -249,6 +293,7 @@ function tools(raw: unknown[] | undefined): NativeBody['tools'] {
     for (const key of Object.keys(obj))
       if (!['type', 'name', 'description', 'input_schema', 'cache_control'].includes(key) && obj[key] != null)
         throw refuse(`tools[${i}].${key}`, `The tool field "${key}" is not supported by this gateway.`);
+    const cache = breakpoint(obj.cache_control);
     return {
       type: 'function' as const,
       function: {
@@ -256,6 +301,7 @@ function tools(raw: unknown[] | undefined): NativeBody['tools'] {
         ...(typeof obj.description === 'string' ? { description: obj.description } : {}),
         parameters: schema as Record<string, unknown>,
       },
+      ...(cache ? { cache } : {}),
     };
   });
 }
@@ -302,6 +348,8 @@ function outputEffort(c: MessagesBody['output_config']): string | undefined {
  */
 function prompt(body: Pick<CountTokensBody, 'messages' | 'system'>): {
   system?: string;
+  /** The last breakpoint of the system text and the leading system turns. */
+  systemCache?: CacheBreakpoint;
   turns: ChatMessage[];
 } {
   const turns = toMessages(body);
@@ -309,11 +357,20 @@ function prompt(body: Pick<CountTokensBody, 'messages' | 'system'>): {
   while (turns[lead]?.role === 'system') lead++;
   const texts = [systemText(body.system), ...turns.slice(0, lead).map((m) => m.content as string)];
   const system = texts.filter((t) => t !== undefined && t !== '').join('\n\n');
-  return { ...(system ? { system } : {}), turns: turns.slice(lead) };
+  const cache = [
+    typeof body.system === 'string' ? undefined : marked(body.system ?? []).cache,
+    ...turns.slice(0, lead).map((m) => m.cache),
+  ].findLast((c) => c !== undefined);
+  return {
+    ...(system ? { system, ...(cache ? { systemCache: cache } : {}) } : {}),
+    turns: turns.slice(lead),
+  };
 }
 
 const asMessages = (p: ReturnType<typeof prompt>): ChatMessage[] => [
-  ...(p.system ? [{ role: 'system' as const, content: p.system }] : []),
+  ...(p.system
+    ? [{ role: 'system' as const, content: p.system, ...(p.systemCache ? { cache: p.systemCache } : {}) }]
+    : []),
   ...p.turns,
 ];
 

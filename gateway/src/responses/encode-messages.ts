@@ -46,6 +46,21 @@ export function messagesUsage(u: Usage | undefined): Record<string, number> {
   };
 }
 
+/**
+ * A non-streamed Message's usage: the counts above and the cache writes by lifetime, as Claude's
+ * `cache_creation`. A stream's `message_delta` has no such object.
+ */
+export function messageObjectUsage(u: Usage | undefined): Record<string, unknown> {
+  const hour = u?.cache_write_1h_tokens ?? 0;
+  return {
+    ...messagesUsage(u),
+    cache_creation: {
+      ephemeral_5m_input_tokens: (u?.cache_write_tokens ?? 0) - hour,
+      ephemeral_1h_input_tokens: hour,
+    },
+  };
+}
+
 /** Tool arguments as the object Anthropic's tool_use.input is; text that is not JSON stays visible. */
 export function toolInput(args: string): unknown {
   if (args.trim() === '') return {};
@@ -79,7 +94,7 @@ export function messageObject(ctx: MessageContext, result: ChatResult): Record<s
     model: ctx.model,
     content,
     ...stopOf(result.finish_reason, result, ctx.stops),
-    usage: messagesUsage(result.usage),
+    usage: messageObjectUsage(result.usage),
   };
 }
 
@@ -133,7 +148,13 @@ export class MessagesStreamEncoder {
             content: [],
             stop_reason: null,
             stop_sequence: null,
-            usage: { ...messagesUsage(undefined), input_tokens: this.#inputTokens, output_tokens: 1 },
+            // The upstream reports its cache use with its last event: by lifetime, it is not known yet.
+            usage: {
+              ...messagesUsage(undefined),
+              cache_creation: null,
+              input_tokens: this.#inputTokens,
+              output_tokens: 1,
+            },
           },
         },
       },

@@ -162,7 +162,8 @@ export function sessionMemory(deps: SessionFeatureDeps): SessionMemory {
   ): Promise<void> {
     const at = deps.now();
     const type = wf.slots[0]!.target.type;
-    const turns: Turn[] = [...fresh, answer].map((message) => ({
+    const turns: Turn[] = [...fresh, answer].map(({ cache, ...message }) => ({
+      // A cache breakpoint belongs to the request that set it: replayed turns must not add their own.
       message,
       tokens: countMessageTokens([message], type),
       at,

@@ -5,6 +5,8 @@
  * tool], contentBlockDelta…, contentBlockStop, messageStop, metadata. Like Bedrock, every event
  * payload carries a `p` padding field.
  */
+
+import type { CacheSegment } from '../anthropic/claude-state.ts';
 import type { Exchange } from '../exchange.ts';
 import { applyLimits, replyText, splitChunks, tokens } from '../generate.ts';
 import { sendError, sendJson } from '../respond.ts';
@@ -12,7 +14,7 @@ import { type Frame, writeStream } from '../sse.ts';
 import { planToolCall, type ToolMode } from '../toolcall.ts';
 import { bedrockError } from './errors.ts';
 import { eventFrame } from './eventstream.ts';
-import type { ConverseMessage, ConverseRequest } from './schemas.ts';
+import type { CachePoint, ConverseMessage, ConverseRequest } from './schemas.ts';
 
 interface Outcome {
   text?: string;
@@ -23,6 +25,42 @@ interface Outcome {
   outputTokens: number;
   cacheRead?: number;
   cacheWrite?: number;
+  /** Of cacheWrite, the tokens a one-hour checkpoint wrote. */
+  cacheWrite1h?: number;
+}
+
+/** The models that take cache checkpoints (Claude and Nova); others ignore them here. */
+const caches = (model: string) => model.includes('anthropic.claude') || model.includes('amazon.nova');
+
+/**
+ * The prompt in cache order (tools, system, then each message's blocks), a checkpoint marking the
+ * segment before it, for the prefix cache Claude keeps (claude-state.ts) under this model's name.
+ */
+function segments(req: ConverseRequest): CacheSegment[] {
+  const out: CacheSegment[] = [];
+  const add = (v: { cachePoint?: CachePoint | undefined }) => {
+    const last = out[out.length - 1];
+    if (!v.cachePoint) out.push({ json: JSON.stringify(v), breakpoint: false });
+    else if (last) {
+      last.breakpoint = true;
+      if (v.cachePoint.ttl === '1h') last.ttl = '1h';
+    }
+  };
+  for (const t of req.toolConfig?.tools ?? []) add(t);
+  for (const b of req.system ?? []) add(b);
+  for (const m of req.messages) for (const b of m.content) add(b);
+  return out;
+}
+
+/** Cache reads and writes: from the request's checkpoints, else as a fault rule sets them. */
+function cacheUse(ex: Exchange, req: ConverseRequest, inputTokens: number) {
+  const segs = caches(ex.model) ? segments(req) : [];
+  if (segs.some((s) => s.breakpoint)) {
+    const use = ex.claude.cache(ex.model, segs);
+    return { cacheRead: use.read, cacheWrite: use.written, cacheWrite1h: use.written1h };
+  }
+  const cacheRead = Math.min(ex.fault.cachedTokens ?? 0, inputTokens);
+  return { cacheRead, cacheWrite: Math.min(ex.fault.cacheWriteTokens ?? 0, inputTokens - cacheRead) };
 }
 
 const blockText = (b: ConverseMessage['content'][number], all: boolean): string =>
@@ -72,15 +110,14 @@ function invalid(req: ConverseRequest): string | undefined {
 function decide(ex: Exchange, req: ConverseRequest, minChars: number): Outcome {
   const userText = lastUserText(req.messages);
   const prompt =
-    (req.system ?? []).map((s) => s.text).join(' ') +
+    (req.system ?? []).map((s) => s.text ?? '').join(' ') +
     req.messages.map((m) => m.content.map((b) => blockText(b, true)).join(' ')).join(' ');
-  const inputTokens = tokens(prompt);
-  const cacheRead = Math.min(ex.fault.cachedTokens ?? 0, inputTokens);
-  const cache = { cacheRead, cacheWrite: Math.min(ex.fault.cacheWriteTokens ?? 0, inputTokens - cacheRead) };
-  const tools = (req.toolConfig?.tools ?? []).map((t) => ({
-    name: t.toolSpec.name,
-    schema: t.toolSpec.inputSchema.json,
-  }));
+  const cache = cacheUse(ex, req, tokens(prompt));
+  // Every input token: at least what the cache read and wrote, and one more it did not cover.
+  const inputTokens = Math.max(tokens(prompt), cache.cacheRead + cache.cacheWrite + 1);
+  const tools = (req.toolConfig?.tools ?? []).flatMap((t) =>
+    t.toolSpec ? [{ name: t.toolSpec.name, schema: t.toolSpec.inputSchema.json }] : [],
+  );
   const last = req.messages[req.messages.length - 1];
   const lastIsToolResult = !!last?.content.some((b) => b.toolResult);
   const call = planToolCall(tools, toolMode(req), lastIsToolResult, userText);
@@ -126,7 +163,16 @@ function usage(o: Outcome) {
     totalTokens: o.inputTokens + o.outputTokens,
     ...(read > 0 ? { cacheReadInputTokens: read } : {}),
     ...(write > 0 ? { cacheWriteInputTokens: write } : {}),
+    ...(write > 0 ? { cacheDetails: cacheDetails(write, o.cacheWrite1h ?? 0) } : {}),
   };
+}
+
+/** The writes by lifetime, as Converse lists them: the hour first, entries with tokens only. */
+function cacheDetails(write: number, hour: number) {
+  return [
+    ...(hour > 0 ? [{ ttl: '1h', inputTokens: hour }] : []),
+    ...(write - hour > 0 ? [{ ttl: '5m', inputTokens: write - hour }] : []),
+  ];
 }
 const PAD = 'abcdefghijklmnopqrstuvwxyzABCDEFGHIJ';
 const padded = (value: Record<string, unknown>) => ({

@@ -13,9 +13,14 @@ const BLOCK_FIELDS = [
   'cachePoint',
 ] as const;
 
+/** A prompt-cache checkpoint: it caches the prompt up to the block before it. */
+const cachePoint = z.looseObject({ type: z.literal('default'), ttl: z.enum(['5m', '1h']).optional() });
+export type CachePoint = z.infer<typeof cachePoint>;
+
 const block = z
   .looseObject({
     text: z.string().min(1, 'text field is blank').optional(),
+    cachePoint: cachePoint.optional(),
     image: z
       .looseObject({
         format: z.enum(['png', 'jpeg', 'gif', 'webp']),
@@ -49,9 +54,20 @@ const toolSpec = z.looseObject({
   inputSchema: z.looseObject({ json: z.record(z.string(), z.unknown()) }),
 });
 
+const exactlyOne = (fields: readonly string[]) => (b: Record<string, unknown>) =>
+  fields.filter((f) => b[f] !== undefined).length === 1;
+
 export const converseRequest = z.looseObject({
   messages: z.array(message).min(1),
-  system: z.array(z.looseObject({ text: z.string().min(1) })).optional(),
+  system: z
+    .array(
+      z
+        .looseObject({ text: z.string().min(1).optional(), cachePoint: cachePoint.optional() })
+        .refine(exactlyOne(['text', 'cachePoint', 'guardContent']), {
+          message: 'a system block must set exactly one member',
+        }),
+    )
+    .optional(),
   inferenceConfig: z
     .looseObject({
       maxTokens: z.number().int().min(1).optional(),
@@ -62,7 +78,15 @@ export const converseRequest = z.looseObject({
     .optional(),
   toolConfig: z
     .looseObject({
-      tools: z.array(z.looseObject({ toolSpec })).min(1),
+      tools: z
+        .array(
+          z
+            .looseObject({ toolSpec: toolSpec.optional(), cachePoint: cachePoint.optional() })
+            .refine(exactlyOne(['toolSpec', 'cachePoint']), {
+              message: 'a tool must set exactly one member',
+            }),
+        )
+        .min(1),
       toolChoice: z
         .union([
           z.looseObject({ auto: z.looseObject({}) }),

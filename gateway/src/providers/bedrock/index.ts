@@ -24,6 +24,7 @@ import {
   buildConverseBody,
   buildEmbeddingBodies,
   buildImageBody,
+  cachePointsOf,
   embeddingFamily,
 } from './request.ts';
 import { embeddingResult, parseConverse, parseEmbeddingAnswer, parseImages } from './response.ts';
@@ -81,7 +82,7 @@ async function* streamImpl(
   ctx: CallContext,
 ): AsyncGenerator<StreamEvent> {
   KINDS.check(req.kind);
-  const body = buildConverseBody(req);
+  const body = buildConverseBody(req, cachePointsOf(target.model));
   yield* runStream(
     () => signed(target, 'converse-stream', body, ctx, 'application/vnd.amazon.eventstream'),
     bedrockStatusError,
@@ -112,7 +113,13 @@ export const bedrockAdapter: ProviderAdapter = {
       case 'chat':
       case 'completion': {
         const res = await send(
-          await signed(target, 'converse', buildConverseBody(req), ctx, 'application/json'),
+          await signed(
+            target,
+            'converse',
+            buildConverseBody(req, cachePointsOf(target.model)),
+            ctx,
+            'application/json',
+          ),
         );
         if (res.status < 200 || res.status >= 300) throw await bedrockStatusError(res);
         const chat = parseConverse(await readJson(res), target.model, res.headers);

@@ -15,6 +15,7 @@ import {
 } from '../common.ts';
 import { inEffect, refuseParam, setParams } from '../optional-params.ts';
 import type {
+  CacheBreakpoint,
   ChatMessage,
   ChatRequest,
   CompletionRequest,
@@ -31,7 +32,10 @@ export function bedrockUrl(target: UpstreamTarget, op: BedrockOp): string {
   return `${trimSlash(target.baseURL)}/model/${encodeURIComponent(target.model)}/${op}`;
 }
 
+type CachePointBlock = { cachePoint: { type: 'default'; ttl?: '5m' | '1h' } };
+
 type Block =
+  | CachePointBlock
   | { text: string }
   | { image: { format: string; source: { bytes: string } | { s3Location: { uri: string } } } }
   | { toolUse: { toolUseId: string; name: string; input: unknown } }
@@ -127,10 +131,55 @@ function optionalParams(req: ChatRequest | CompletionRequest, body: Record<strin
 const hasToolBlocks = (messages: Message[]): boolean =>
   messages.some((m) => m.content.some((b) => 'toolUse' in b || 'toolResult' in b));
 
-export function buildConverseBody(req: ChatRequest | CompletionRequest): string {
-  const system: string[] = [];
+/**
+ * Where a model takes Converse's prompt-cache checkpoints: Claude after tools, system text and
+ * message content; Nova after system text and message content; other models none, so a client's
+ * breakpoints are dropped for them rather than refused.
+ */
+export interface CachePoints {
+  prompt: boolean;
+  tools: boolean;
+}
+
+export function cachePointsOf(model: string): CachePoints {
+  if (model.includes('anthropic.claude')) return { prompt: true, tools: true };
+  return { prompt: model.includes('amazon.nova'), tools: false };
+}
+
+const NO_CACHE_POINTS: CachePoints = { prompt: false, tools: false };
+
+const cachePoint = (cache: CacheBreakpoint): CachePointBlock => ({
+  cachePoint: { type: 'default', ...(cache.ttl ? { ttl: cache.ttl } : {}) },
+});
+
+/** The system texts as one block, or split by the checkpoints that follow marked texts. */
+function systemBlocks(texts: { text: string; cache?: CacheBreakpoint | undefined }[]): Block[] {
+  if (!texts.some((t) => t.cache)) return [{ text: texts.map((t) => t.text).join('\n\n') }];
+  const out: Block[] = [];
+  let run: string[] = [];
+  for (const t of texts) {
+    if (t.text.length > 0) run.push(t.text);
+    if (!t.cache) continue;
+    if (run.length > 0) out.push({ text: run.join('\n\n') });
+    run = [];
+    if (out.length > 0) out.push(cachePoint(t.cache));
+  }
+  if (run.length > 0) out.push({ text: run.join('\n\n') });
+  return out;
+}
+
+export function buildConverseBody(
+  req: ChatRequest | CompletionRequest,
+  caching: CachePoints = NO_CACHE_POINTS,
+): string {
+  const system: { text: string; cache?: CacheBreakpoint | undefined }[] = [];
   const messages: Message[] = [];
   const body: Record<string, unknown> = { messages };
+  /** A checkpoint after the content pushed last, for a message that carries a breakpoint. */
+  const mark = (msg: ChatMessage) => {
+    const last = messages[messages.length - 1];
+    if (msg.cache && caching.prompt && last) last.content.push(cachePoint(msg.cache));
+  };
   if (req.kind === 'completion') {
     push(messages, 'user', [{ text: req.prompt }]);
   } else {
@@ -139,11 +188,13 @@ export function buildConverseBody(req: ChatRequest | CompletionRequest): string 
         case 'system':
         case 'developer': {
           const text = textOf(msg.content);
-          if (text.length > 0) system.push(text);
+          if (text.length > 0 || msg.cache)
+            system.push({ text, cache: caching.prompt ? msg.cache : undefined });
           break;
         }
         case 'user':
           push(messages, 'user', blocks(msg.content));
+          mark(msg);
           break;
         case 'assistant': {
           const content = blocks(msg.content);
@@ -156,27 +207,32 @@ export function buildConverseBody(req: ChatRequest | CompletionRequest): string 
               },
             });
           push(messages, 'assistant', content);
+          mark(msg);
           break;
         }
         case 'tool':
           push(messages, 'user', [
             { toolResult: { toolUseId: msg.tool_call_id ?? '', content: [{ text: textOf(msg.content) }] } },
           ]);
+          mark(msg);
           break;
       }
     }
     // No JSON-schema mode across Bedrock's models: the schema is an instruction, the gateway validates.
-    if (req.structured) system.push(structuredInstruction(req.structured));
-    else if (req.json) system.push(JSON_ONLY_INSTRUCTION);
+    if (req.structured) system.push({ text: structuredInstruction(req.structured) });
+    else if (req.json) system.push({ text: JSON_ONLY_INSTRUCTION });
     const offered = req.tools !== undefined && req.tools.length > 0 && req.tool_choice !== 'none';
     if (offered) {
-      const tools = (req.tools ?? []).map((t) => ({
-        toolSpec: {
-          name: t.function.name,
-          description: t.function.description,
-          inputSchema: { json: { type: 'object', properties: {}, ...t.function.parameters } },
-        },
-      }));
+      const tools = (req.tools ?? []).flatMap((t) => {
+        const spec = {
+          toolSpec: {
+            name: t.function.name,
+            description: t.function.description,
+            inputSchema: { json: { type: 'object', properties: {}, ...t.function.parameters } },
+          },
+        };
+        return t.cache && caching.tools ? [spec, cachePoint(t.cache)] : [spec];
+      });
       const choice = toolChoice(req.tool_choice);
       body.toolConfig = choice ? { tools, toolChoice: choice } : { tools };
     } else if (req.tool_choice === 'none' && hasToolBlocks(messages)) {
@@ -195,7 +251,7 @@ export function buildConverseBody(req: ChatRequest | CompletionRequest): string 
       );
     body.requestMetadata = { user: req.user };
   }
-  if (system.length > 0) body.system = [{ text: system.join('\n\n') }];
+  if (system.some((t) => t.text.length > 0)) body.system = systemBlocks(system);
   const inference: Record<string, unknown> = {};
   if (req.max_tokens !== undefined) inference.maxTokens = req.max_tokens;
   if (req.temperature !== undefined) inference.temperature = req.temperature;

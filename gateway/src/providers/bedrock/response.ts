@@ -18,6 +18,17 @@ export interface ConverseUsage {
   outputTokens?: number;
   cacheReadInputTokens?: number;
   cacheWriteInputTokens?: number;
+  /** The cache writes by lifetime (`5m`, `1h`), part of cacheWriteInputTokens. */
+  cacheDetails?: unknown;
+}
+
+/** The cache writes of a one-hour checkpoint: the `1h` entries of cacheDetails. */
+function hourWrites(details: unknown): number | undefined {
+  if (!Array.isArray(details)) return undefined;
+  let sum = 0;
+  for (const d of details)
+    if (isObject(d) && d.ttl === '1h' && typeof d.inputTokens === 'number') sum += d.inputTokens;
+  return sum;
 }
 
 /** Prompt tokens include prompt-cache reads and writes (reported apart). */
@@ -27,6 +38,7 @@ export function normaliseConverseUsage(u: ConverseUsage | undefined): Usage {
   return usageWithCache(prompt, u.outputTokens ?? 0, undefined, {
     read: u.cacheReadInputTokens,
     write: u.cacheWriteInputTokens,
+    write1h: hourWrites(u.cacheDetails),
   });
 }
 

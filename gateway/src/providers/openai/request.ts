@@ -1,6 +1,6 @@
 /** Canonical request → OpenAI-style HTTP body. Shared by openai, azure-openai and openai-compatible. */
 import { FormData } from 'undici';
-import { structuredInstruction } from '../common.ts';
+import { structuredInstruction, unmarked } from '../common.ts';
 import { inEffect, type OptionalParam, refuseParam, setParams } from '../optional-params.ts';
 import type {
   CanonicalRequest,
@@ -118,6 +118,9 @@ function chatBody(
     responseFormat = { type: 'json_object' };
   }
   if (!dialect.developerRole) messages = developerToSystem(messages);
+  // Chat Completions has no cache breakpoints (OpenAI caches prefixes unasked) and refuses fields
+  // it does not know.
+  messages = unmarked(messages);
   // Chat Completions takes at most four; the Messages API lets a client send up to sixteen.
   if (req.stop !== undefined && req.stop.length > OPENAI_MAX_STOP)
     throw refuseParam(
@@ -137,7 +140,7 @@ function chatBody(
     temperature: req.temperature,
     top_p: req.top_p,
     stop: req.stop,
-    tools: req.tools,
+    tools: req.tools && unmarked(req.tools),
     tool_choice: req.tool_choice,
     response_format: responseFormat,
     user: req.user,

@@ -1,0 +1,282 @@
+/**
+ * A Messages client's `cache_control` breakpoints on a translated slot: Bedrock takes them as
+ * Converse `cachePoint` checkpoints (after the marked tool, system text or turn, with the
+ * breakpoint's lifetime), and its cache writes and reads come back priced apart and in Claude's
+ * shape, one-hour writes included. Models without checkpoints and OpenAI-shaped slots get a body
+ * without them. The simulator's Bedrock caches checkpointed prefixes as Claude does. Clients are
+ * the official Anthropic SDK against a gateway on real Redis.
+ */
+import Anthropic from '@anthropic-ai/sdk';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type RunningRedis, startRedis } from '#devkit/redis';
+import { type RunningGateway, startGateway } from '../harness/gateway.ts';
+import {
+  API_KEY,
+  apiKey,
+  bedrockProvider,
+  NO_AI_SCOPE_KEY,
+  project,
+  provider,
+  SIM_AWS_KEYS,
+  workflow,
+} from '../harness/manifests.ts';
+import { type RecordedRequest, type Simulator, startSimulator } from '../simulator/index.ts';
+
+/** $ per million tokens, so µUSD per token. */
+const PRICES = { input: 10, cachedInput: 1, cacheWrite: 20, cacheWrite1h: 30, output: 40 };
+const PRICING = {
+  inputUsdPerMTok: String(PRICES.input),
+  outputUsdPerMTok: String(PRICES.output),
+  cachedInputUsdPerMTok: String(PRICES.cachedInput),
+  cacheWriteUsdPerMTok: String(PRICES.cacheWrite),
+  cacheWrite1hUsdPerMTok: String(PRICES.cacheWrite1h),
+};
+const CLAUDE = 'us.anthropic.claude-haiku-4-5-20251001-v1:0';
+const NOVA = 'amazon.nova-lite-v1:0';
+const LLAMA = 'meta.llama3-1-8b-instruct-v1:0';
+const GUIDE = 'You answer questions about the quarterly report, in three short sentences. '.repeat(4);
+
+const chatModels = (names: string[]) => ({
+  models: names.map((name) => ({ name, requestTypes: ['chat'], pricing: PRICING })),
+});
+
+let redis: RunningRedis;
+let sim: Simulator;
+let gw: RunningGateway;
+
+beforeAll(async () => {
+  redis = await startRedis();
+  sim = await startSimulator({ aws: SIM_AWS_KEYS });
+  gw = await startGateway(
+    [
+      project(),
+      ...apiKey('main', API_KEY),
+      ...apiKey('console-only', NO_AI_SCOPE_KEY, { scopes: ['console'] }),
+      ...bedrockProvider('bed', sim.url, [], chatModels([CLAUDE, NOVA, LLAMA])),
+      ...provider('oai', 'openai', sim.url, [], chatModels(['gpt-4o-mini'])),
+      workflow('claude', { provider: 'bed', model: CLAUDE }),
+      workflow('nova', { provider: 'bed', model: NOVA }),
+      workflow('llama', { provider: 'bed', model: LLAMA }),
+      workflow('gpt', { provider: 'oai', model: 'gpt-4o-mini' }),
+      workflow('claude-session', {
+        provider: 'bed',
+        model: CLAUDE,
+        sessionMemory: { enabled: true, ttlSeconds: 600 },
+      }),
+    ],
+    { redisUrl: redis.url },
+  );
+});
+
+afterAll(async () => {
+  await gw?.close();
+  await sim?.close();
+  await redis?.stop();
+});
+
+const client = () => new Anthropic({ baseURL: gw.url, apiKey: API_KEY, maxRetries: 0, timeout: 15_000 });
+
+const lastUpstream = (provider: RecordedRequest['provider']) =>
+  sim
+    .requests()
+    .filter((r) => r.provider === provider)
+    .at(-1)!.body as Record<string, unknown> & {
+    system?: Record<string, unknown>[];
+    messages: { role: string; content: Record<string, unknown>[] }[];
+    toolConfig?: { tools: Record<string, unknown>[] };
+  };
+
+const checkpoints = (body: unknown): number => JSON.stringify(body).split('"cachePoint"').length - 1;
+
+/** The request-log cost in µUSD of a request, by the id the gateway answered with. */
+async function loggedMicros(id: string | null): Promise<number> {
+  await gw.gateway.state.flush();
+  const res = await fetch(`${gw.url}/v1/request-logs?limit=100`, {
+    headers: { authorization: `Bearer ${NO_AI_SCOPE_KEY}` },
+  });
+  const entries = ((await res.json()) as { data: { request_log_id: string; cost_usd: string | null }[] })
+    .data;
+  const entry = entries.find((e) => e.request_log_id === id);
+  if (!entry) throw new Error(`no request-log entry ${id}`);
+  return Math.round(Number(entry.cost_usd) * 1_000_000);
+}
+
+const WEATHER: Anthropic.Tool = {
+  name: 'weather',
+  description: 'The weather in a city.',
+  input_schema: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
+};
+const CALENDAR: Anthropic.Tool = {
+  name: 'calendar',
+  description: 'The board meetings of a quarter.',
+  input_schema: { type: 'object', properties: { quarter: { type: 'string' } } },
+};
+
+/** A Claude Code-shaped prompt: one-hour breakpoints on the tools and the system, five minutes on the turn. */
+const marked = (tag: string): Anthropic.MessageCreateParamsNonStreaming => ({
+  model: 'claude',
+  max_tokens: 200,
+  // The tag in each part makes every prompt's prefixes its own (nothing cached by an earlier test).
+  tools: [
+    WEATHER,
+    {
+      ...CALENDAR,
+      description: `${CALENDAR.description} ${tag}`,
+      cache_control: { type: 'ephemeral', ttl: '1h' },
+    },
+  ],
+  system: [{ type: 'text', text: `${GUIDE} ${tag}`, cache_control: { type: 'ephemeral', ttl: '1h' } }],
+  messages: [
+    {
+      role: 'user',
+      content: [
+        { type: 'text', text: `${GUIDE} What changed? ${tag}`, cache_control: { type: 'ephemeral' } },
+      ],
+    },
+  ],
+});
+
+async function send(params: Anthropic.MessageCreateParamsNonStreaming, streamed: boolean) {
+  if (!streamed) {
+    const { data, response } = await client().messages.create(params).withResponse();
+    return { usage: data.usage, id: response.headers.get('x-service-request-log-id') };
+  }
+  const s = client().messages.stream(params);
+  const id = (await s.withResponse()).response.headers.get('x-service-request-log-id');
+  return { usage: (await s.finalMessage()).usage, id };
+}
+
+describe('Messages breakpoints on a Bedrock Claude slot', () => {
+  it('become cachePoint checkpoints after the marked tool, the system text and the turn', async () => {
+    await client().messages.create(marked('shape'));
+    const body = lastUpstream('bedrock');
+    expect(body.toolConfig?.tools.map((t) => Object.keys(t)[0])).toEqual([
+      'toolSpec',
+      'toolSpec',
+      'cachePoint',
+    ]);
+    expect(body.toolConfig?.tools[2]).toEqual({ cachePoint: { type: 'default', ttl: '1h' } });
+    expect(body.system).toEqual([{ text: `${GUIDE} shape` }, { cachePoint: { type: 'default', ttl: '1h' } }]);
+    expect(body.messages[0]!.content).toEqual([
+      { text: `${GUIDE} What changed? shape` },
+      { cachePoint: { type: 'default' } },
+    ]);
+  });
+
+  it.each([false, true])(
+    'writes are priced by lifetime, reads at the cached price, in Claude usage shape (stream: %s)',
+    async (streamed) => {
+      // A stream's usage has the writes in all (Claude's message_delta): a non-streamed probe of the
+      // same size, on a prefix of its own, gives their split by lifetime.
+      const probe = await send(marked(`split ${streamed ? 1 : 0}`), false);
+      const params = marked(`price ${streamed ? 1 : 0}`);
+      const first = await send(params, streamed);
+      const second = await send(params, streamed);
+      const written = first.usage.cache_creation_input_tokens ?? 0;
+      const hour = probe.usage.cache_creation?.ephemeral_1h_input_tokens ?? 0;
+      const minutes = probe.usage.cache_creation?.ephemeral_5m_input_tokens ?? 0;
+      expect(first.usage.cache_creation).toEqual(
+        streamed ? null : { ephemeral_5m_input_tokens: minutes, ephemeral_1h_input_tokens: hour },
+      );
+      // The tools and the system text are written for an hour, the turn for five minutes.
+      expect(hour).toBeGreaterThan(0);
+      expect(minutes).toBeGreaterThan(0);
+      expect(hour + minutes).toBe(written);
+      expect(first.usage.cache_read_input_tokens).toBe(0);
+      expect(second.usage.cache_read_input_tokens).toBe(written);
+      expect(second.usage.cache_creation_input_tokens).toBe(0);
+
+      const fresh = first.usage.input_tokens;
+      expect(await loggedMicros(first.id)).toBe(
+        fresh * PRICES.input +
+          minutes * PRICES.cacheWrite +
+          hour * PRICES.cacheWrite1h +
+          first.usage.output_tokens * PRICES.output,
+      );
+      expect(await loggedMicros(second.id)).toBe(
+        second.usage.input_tokens * PRICES.input +
+          written * PRICES.cachedInput +
+          second.usage.output_tokens * PRICES.output,
+      );
+      console.log(
+        `bedrock claude (stream: ${streamed}): wrote ${minutes} + ${hour} (1h) tokens, read ${written} on the repeat`,
+      );
+    },
+  );
+
+  it("a tool result's breakpoint lands right after that result, before the turn's text", async () => {
+    await client().messages.create({
+      model: 'claude',
+      max_tokens: 200,
+      tools: [WEATHER],
+      messages: [
+        { role: 'user', content: 'Weather in Lima?' },
+        {
+          role: 'assistant',
+          content: [{ type: 'tool_use', id: 'toolu_lima', name: 'weather', input: { city: 'Lima' } }],
+        },
+        {
+          role: 'user',
+          content: [
+            {
+              type: 'tool_result',
+              tool_use_id: 'toolu_lima',
+              content: '19 °C',
+              cache_control: { type: 'ephemeral' },
+            },
+            { type: 'text', text: 'And tomorrow?' },
+          ],
+        },
+      ],
+    });
+    const turn = lastUpstream('bedrock').messages[2]!;
+    expect(turn.content.map((b) => Object.keys(b)[0])).toEqual(['toolResult', 'cachePoint', 'text']);
+  });
+
+  it('a session replays its earlier turns without their breakpoints', async () => {
+    const turn = (text: string): Anthropic.MessageParam => ({
+      role: 'user',
+      content: [{ type: 'text', text, cache_control: { type: 'ephemeral' } }],
+    });
+    const { response } = await client()
+      .messages.create({ model: 'claude-session', max_tokens: 200, messages: [turn('My name is Ada.')] })
+      .withResponse();
+    const session = response.headers.get('x-service-session-id')!;
+    expect(session).toBeTruthy();
+    await client().messages.create(
+      { model: 'claude-session', max_tokens: 200, messages: [turn('What is my name?')] },
+      { headers: { 'x-session-id': session } },
+    );
+    const body = lastUpstream('bedrock');
+    expect(body.messages.map((m) => m.role)).toEqual(['user', 'assistant', 'user']);
+    expect(checkpoints(body)).toBe(1);
+    expect(body.messages[2]!.content.at(-1)).toEqual({ cachePoint: { type: 'default' } });
+  });
+});
+
+describe('slots that take no or fewer checkpoints', () => {
+  it('Nova: checkpoints after the system text and turns, none among the tools', async () => {
+    await client().messages.create({ ...marked('nova'), model: 'nova' });
+    const body = lastUpstream('bedrock');
+    expect(body.toolConfig?.tools.map((t) => Object.keys(t)[0])).toEqual(['toolSpec', 'toolSpec']);
+    expect(body.system?.at(-1)).toEqual({ cachePoint: { type: 'default', ttl: '1h' } });
+    expect(body.messages[0]!.content.at(-1)).toEqual({ cachePoint: { type: 'default' } });
+  });
+
+  it('a Bedrock model without prompt caching: the breakpoints are dropped, the request answered', async () => {
+    const m = await client().messages.create({ ...marked('llama'), model: 'llama' });
+    expect(m.content.length).toBeGreaterThan(0);
+    const body = lastUpstream('bedrock');
+    expect(checkpoints(body)).toBe(0);
+    expect(body.system).toEqual([{ text: `${GUIDE} llama` }]);
+    expect(m.usage.cache_creation).toEqual({ ephemeral_5m_input_tokens: 0, ephemeral_1h_input_tokens: 0 });
+  });
+
+  it('an OpenAI slot: no breakpoint field reaches Chat Completions', async () => {
+    const m = await client().messages.create({ ...marked('gpt'), model: 'gpt' });
+    expect(m.content.length).toBeGreaterThan(0);
+    const body = lastUpstream('openai');
+    expect(JSON.stringify(body)).not.toContain('"cache"');
+    expect((body.messages as unknown[]).length).toBe(2);
+  });
+});
