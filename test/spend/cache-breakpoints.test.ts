@@ -3,10 +3,13 @@
  * Converse `cachePoint` checkpoints (after the marked tool, system text or turn, with the
  * breakpoint's lifetime), and its cache writes and reads come back priced apart and in Claude's
  * shape, one-hour writes included. Models without checkpoints and OpenAI-shaped slots get a body
- * without them. The simulator's Bedrock caches checkpointed prefixes as Claude does. Clients are
- * the official Anthropic SDK against a gateway on real Redis.
+ * without them. Chat content parts may carry the same `cache_control` (as routers for Claude take
+ * it): on the compatible and native surfaces they reach Claude translated and Bedrock as
+ * checkpoints. The simulator's Claude and Bedrock cache marked prefixes as Claude does. Clients are
+ * the official SDKs against a gateway on real Redis.
  */
 import Anthropic from '@anthropic-ai/sdk';
+import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningRedis, startRedis } from '#devkit/redis';
 import { type RunningGateway, startGateway } from '../harness/gateway.ts';
@@ -54,10 +57,12 @@ beforeAll(async () => {
       ...apiKey('console-only', NO_AI_SCOPE_KEY, { scopes: ['console'] }),
       ...bedrockProvider('bed', sim.url, [], chatModels([CLAUDE, NOVA, LLAMA])),
       ...provider('oai', 'openai', sim.url, [], chatModels(['gpt-4o-mini'])),
+      ...provider('anth', 'anthropic', sim.url, [], chatModels(['claude-haiku-4-5'])),
       workflow('claude', { provider: 'bed', model: CLAUDE }),
       workflow('nova', { provider: 'bed', model: NOVA }),
       workflow('llama', { provider: 'bed', model: LLAMA }),
       workflow('gpt', { provider: 'oai', model: 'gpt-4o-mini' }),
+      workflow('claude-api', { provider: 'anth', model: 'claude-haiku-4-5' }),
       workflow('claude-session', {
         provider: 'bed',
         model: CLAUDE,
@@ -278,5 +283,88 @@ describe('slots that take no or fewer checkpoints', () => {
     const body = lastUpstream('openai');
     expect(JSON.stringify(body)).not.toContain('"cache"');
     expect((body.messages as unknown[]).length).toBe(2);
+  });
+});
+
+/** Chat messages whose system and user parts carry breakpoints (a field OpenAI's types lack). */
+const partsMarked = (tag: string) =>
+  [
+    {
+      role: 'system',
+      content: [{ type: 'text', text: `${GUIDE} ${tag}`, cache_control: { type: 'ephemeral', ttl: '1h' } }],
+    },
+    {
+      role: 'user',
+      content: [
+        { type: 'text', text: `${GUIDE} What changed? ${tag}`, cache_control: { type: 'ephemeral' } },
+        { type: 'text', text: 'Answer briefly.' },
+      ],
+    },
+  ] as unknown as OpenAI.ChatCompletionMessageParam[];
+
+const openai = () => new OpenAI({ baseURL: `${gw.url}/v1`, apiKey: API_KEY, maxRetries: 0, timeout: 15_000 });
+
+describe('cache_control on chat content parts (compatible and native surfaces)', () => {
+  it('Claude: breakpoints on the system text and the turn end, read back as cached tokens', async () => {
+    const ask = () =>
+      openai()
+        .chat.completions.create({ model: 'claude-api', messages: partsMarked('compat') })
+        .withResponse();
+    const first = await ask();
+    const body = lastUpstream('anthropic') as unknown as {
+      system: unknown;
+      messages: { content: unknown }[];
+    };
+    expect(body.system).toEqual([
+      { type: 'text', text: `${GUIDE} compat`, cache_control: { type: 'ephemeral', ttl: '1h' } },
+    ]);
+    // The breakpoint moves to the end of its message.
+    expect(body.messages[0]!.content).toEqual([
+      { type: 'text', text: `${GUIDE} What changed? compat` },
+      { type: 'text', text: 'Answer briefly.', cache_control: { type: 'ephemeral' } },
+    ]);
+    const second = await ask();
+    const cached = second.data.usage?.prompt_tokens_details?.cached_tokens ?? 0;
+    expect(first.data.usage?.prompt_tokens_details?.cached_tokens ?? 0).toBe(0);
+    expect(cached).toBeGreaterThan(0);
+    expect(second.data.usage?.prompt_tokens).toBe(first.data.usage?.prompt_tokens);
+    // The written prefix costs more than fresh input; read back, a tenth of it.
+    const [a, b] = [
+      await loggedMicros(first.response.headers.get('x-service-request-log-id')),
+      await loggedMicros(second.response.headers.get('x-service-request-log-id')),
+    ];
+    expect(b).toBeLessThan(a);
+    console.log(`compat → claude: ${cached} cached tokens on the repeat; ${a} → ${b} µUSD`);
+  });
+
+  it('Bedrock Claude: checkpoints after the system text and the turn', async () => {
+    await openai().chat.completions.create({ model: 'claude', messages: partsMarked('compat bedrock') });
+    const body = lastUpstream('bedrock');
+    expect(body.system?.at(-1)).toEqual({ cachePoint: { type: 'default', ttl: '1h' } });
+    expect(body.messages[0]!.content.map((b) => Object.keys(b)[0])).toEqual(['text', 'text', 'cachePoint']);
+  });
+
+  it('OpenAI: the parts reach Chat Completions without the field', async () => {
+    await openai().chat.completions.create({ model: 'gpt', messages: partsMarked('compat gpt') });
+    const body = lastUpstream('openai');
+    expect(JSON.stringify(body)).not.toContain('cache');
+    expect(body.messages[1]).toEqual({
+      role: 'user',
+      content: [
+        { type: 'text', text: `${GUIDE} What changed? compat gpt` },
+        { type: 'text', text: 'Answer briefly.' },
+      ],
+    });
+  });
+
+  it('the native surface takes them as the compatible one does', async () => {
+    const res = await fetch(`${gw.url}/v1/ai`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${API_KEY}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ workflow: 'claude-api', messages: partsMarked('native') }),
+    });
+    expect(res.status).toBe(200);
+    const body = lastUpstream('anthropic') as unknown as { system: { cache_control?: unknown }[] };
+    expect(body.system[0]!.cache_control).toEqual({ type: 'ephemeral', ttl: '1h' });
   });
 });

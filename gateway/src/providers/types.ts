@@ -22,10 +22,10 @@ export interface ToolCall {
   function: { name: string; arguments: string };
 }
 /**
- * A prompt-cache breakpoint the client set (a Messages API `cache_control`): the prompt up to the
- * end of what carries it is worth caching, for five minutes or, with `ttl: '1h'`, an hour. Only
- * translators whose provider takes explicit breakpoints read it (Bedrock's `cachePoint`); OpenAI's
- * drops it, and Claude gets the client's own body.
+ * A prompt-cache breakpoint the client set (a `cache_control` on a Messages block or tool, or on a
+ * chat content part): the prompt up to the end of what carries it is worth caching, for five
+ * minutes or, with `ttl: '1h'`, an hour. Translators for providers with explicit breakpoints read
+ * it (Claude's `cache_control`, Bedrock's `cachePoint`); OpenAI's drops it.
  */
 export interface CacheBreakpoint {
   ttl?: '5m' | '1h';

@@ -9,6 +9,7 @@ import type {
   SamplingControls,
   ToolDefinition,
 } from '../providers/types.ts';
+import { withBreakpoints } from './cache-control.ts';
 import { LIMITS } from './limits.ts';
 import type { NativeBody } from './native-schema.ts';
 import type { StructuredChoice } from './structured.ts';
@@ -140,7 +141,7 @@ export function toCanonical(body: NativeBody, ctx: CanonicalContext): CanonicalR
           'messages whose content is an array of parts with at least one image_url part',
           'Send content: [{type: "text", text}, {type: "image_url", image_url: {url}}].',
         );
-      const messages = withSystem(body.messages as ChatMessage[], ctx.systemInstructions);
+      const messages = withSystem(withBreakpoints(body.messages), ctx.systemInstructions);
       return {
         kind: 'chat',
         messages,

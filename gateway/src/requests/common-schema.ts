@@ -1,9 +1,12 @@
 import { z } from 'zod';
 import { DEFAULT_MAX_JSON_DEPTH, jsonTooDeep } from '../json/depth.ts';
+import { cacheControl } from './cache-control.ts';
 import { LIMITS } from './limits.ts';
 
-const textPart = z.object({ type: z.literal('text'), text: z.string() });
+// `cache_control` on a part: a prompt-cache breakpoint (cache-control.ts), as routers for Claude take it.
+const textPart = z.object({ type: z.literal('text'), text: z.string(), cache_control: cacheControl });
 const imagePart = z.object({
+  cache_control: cacheControl,
   type: z.literal('image_url'),
   image_url: z.object({
     url: z

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { cacheControl } from './cache-control.ts';
 import { LIMITS } from './limits.ts';
 
 /**
@@ -7,9 +8,6 @@ import { LIMITS } from './limits.ts';
  * any other key is refused too. Content blocks are checked one by one in the translator, so an
  * unknown block type is named with its place.
  */
-
-/** A prompt-caching hint: accepted on blocks, tools and system; it does not change the answer. */
-const cacheControl = z.object({ type: z.string(), ttl: z.string().optional() }).nullish();
 
 export const textBlock = z.object({
   type: z.literal('text'),

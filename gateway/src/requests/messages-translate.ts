@@ -7,6 +7,7 @@ import type {
   NativeRequest,
   ToolCall,
 } from '../providers/types.ts';
+import { breakpoint, marked } from './cache-control.ts';
 import { isObjectSchema } from './common-schema.ts';
 import { nativeMessages } from './messages-native.ts';
 import {
@@ -118,30 +119,6 @@ function resultText(b: Extract<ContentBlock, { type: 'tool_result' }>, images: C
           .join('\n');
   // The error flag has no field of its own outside Anthropic: the result says it.
   return b.is_error ? `Error: ${text}` : text;
-}
-
-/**
- * A `cache_control` as a breakpoint: Claude's one cache type is `ephemeral`, with an optional
- * lifetime of five minutes (the default) or an hour; anything else asks for nothing.
- */
-function breakpoint(control: unknown): CacheBreakpoint | undefined {
-  if (!control || typeof control !== 'object') return undefined;
-  const { type, ttl } = control as { type?: unknown; ttl?: unknown };
-  if (type !== 'ephemeral') return undefined;
-  return ttl === '1h' || ttl === '5m' ? { ttl } : {};
-}
-
-/**
- * The breakpoint of a turn's blocks, at the end of the turn's message: its last block's
- * `cache_control` that asks for one. A breakpoint on an earlier block moves to the turn's end,
- * which caches the same prefix and a little more.
- */
-function marked(blocks: readonly object[] | string): Pick<ChatMessage, 'cache'> {
-  if (typeof blocks === 'string') return {};
-  const cache = blocks
-    .map((b) => ('cache_control' in b ? breakpoint(b.cache_control) : undefined))
-    .findLast((c) => c !== undefined);
-  return cache ? { cache } : {};
 }
 
 /** Anthropic turns as chat messages: tool results become tool messages right after their call. */

@@ -3,7 +3,15 @@ import { trimSlash } from '../common.ts';
 import { inEffect, refuseParam, setParams } from '../optional-params.ts';
 import type { ChatRequest, CompletionRequest, ToolChoice, UpstreamTarget } from '../types.ts';
 import { isNativeMessages, nativeAnthropicBody, nativeHeaders } from './native.ts';
-import { type AnthropicMessage, anthropicTurns, DEFAULT_MAX_TOKENS, outputInstruction } from './turns.ts';
+import {
+  type AnthropicMessage,
+  anthropicTurns,
+  cacheControl,
+  DEFAULT_MAX_TOKENS,
+  outputInstruction,
+  type SystemText,
+  systemValue,
+} from './turns.ts';
 
 export const DEFAULT_ANTHROPIC_VERSION = '2023-06-01';
 
@@ -95,14 +103,14 @@ export function anthropicBody(
   stream: boolean,
 ): Record<string, unknown> {
   if (isNativeMessages(req)) return nativeAnthropicBody(target, req, req.native, stream);
-  let system: string[] = [];
+  let system: SystemText[] = [];
   let messages: AnthropicMessage[] = [];
   if (req.kind === 'completion') {
     messages.push({ role: 'user', content: req.prompt });
   } else {
     ({ system, messages } = anthropicTurns(req.messages));
     const instruction = outputInstruction(req);
-    if (instruction) system.push(instruction);
+    if (instruction) system.push({ text: instruction });
   }
 
   const body: Record<string, unknown> = {
@@ -110,7 +118,7 @@ export function anthropicBody(
     max_tokens: req.max_tokens ?? target.options?.defaultMaxTokens ?? DEFAULT_MAX_TOKENS,
     messages,
   };
-  if (system.length > 0) body.system = system.join('\n\n');
+  if (system.some((t) => t.text.length > 0)) body.system = systemValue(system);
   if (req.temperature !== undefined) body.temperature = Math.min(1, Math.max(0, req.temperature));
   if (req.top_p !== undefined) body.top_p = req.top_p;
   if (req.kind === 'chat' && req.top_k !== undefined) body.top_k = req.top_k;
@@ -121,6 +129,7 @@ export function anthropicBody(
         name: t.function.name,
         description: t.function.description,
         input_schema: { type: 'object', properties: {}, ...t.function.parameters },
+        ...(t.cache ? { cache_control: cacheControl(t.cache) } : {}),
       }));
       const tc = mapToolChoice(req.tool_choice, req.parallel_tool_calls !== false);
       if (tc) body.tool_choice = tc;

@@ -6,18 +6,54 @@ import {
   structuredInstruction,
   textOf,
 } from '../common.ts';
-import type { ChatMessage, ChatRequest } from '../types.ts';
+import type { CacheBreakpoint, ChatMessage, ChatRequest } from '../types.ts';
 
 export const DEFAULT_MAX_TOKENS = 4096;
 
-export type Block =
+export interface CacheControl {
+  type: 'ephemeral';
+  ttl?: '5m' | '1h';
+}
+
+export type Block = (
   | { type: 'text'; text: string }
   | {
       type: 'image';
       source: { type: 'base64'; media_type: string; data: string } | { type: 'url'; url: string };
     }
   | { type: 'tool_use'; id: string; name: string; input: unknown }
-  | { type: 'tool_result'; tool_use_id: string; content: string | Block[] };
+  | { type: 'tool_result'; tool_use_id: string; content: string | Block[] }
+) & { cache_control?: CacheControl };
+
+export const cacheControl = (cache: CacheBreakpoint): CacheControl => ({
+  type: 'ephemeral',
+  ...(cache.ttl ? { ttl: cache.ttl } : {}),
+});
+
+/** A system text and the breakpoint that ends at it. */
+export interface SystemText {
+  text: string;
+  cache?: CacheBreakpoint | undefined;
+}
+
+/**
+ * The system texts as Claude's `system`: one string, or text blocks split at the breakpoints, each
+ * block that ends at one carrying its `cache_control`.
+ */
+export function systemValue(texts: readonly SystemText[]): string | Block[] {
+  if (!texts.some((t) => t.cache)) return texts.map((t) => t.text).join('\n\n');
+  const out: Block[] = [];
+  let run: string[] = [];
+  for (const t of texts) {
+    if (t.text.length > 0) run.push(t.text);
+    if (!t.cache && t !== texts[texts.length - 1]) continue;
+    if (run.length > 0) out.push({ type: 'text', text: run.join('\n\n') });
+    run = [];
+    const last = out[out.length - 1];
+    if (t.cache && last) last.cache_control = cacheControl(t.cache);
+  }
+  return out;
+}
 
 export interface AnthropicMessage {
   role: 'user' | 'assistant';
@@ -62,20 +98,31 @@ export function pushMessage(
   out.push({ role, content });
 }
 
+/** A breakpoint on the block pushed last (a string turn becomes a text block to carry it). */
+function markLast(out: AnthropicMessage[], cache: CacheBreakpoint): void {
+  const turn = out[out.length - 1];
+  if (!turn) return;
+  const blocks = asBlocks(turn.content);
+  const last = blocks[blocks.length - 1];
+  if (!last) return;
+  last.cache_control = cacheControl(cache);
+  turn.content = blocks;
+}
+
 /** Canonical messages as Messages API turns, with the system texts apart (in order). */
 export function anthropicTurns(messages: readonly ChatMessage[]): {
-  system: string[];
+  system: SystemText[];
   messages: AnthropicMessage[];
 } {
-  const system: string[] = [];
+  const system: SystemText[] = [];
   const out: AnthropicMessage[] = [];
   for (const msg of messages) {
     switch (msg.role) {
       case 'system':
       case 'developer': {
         const text = textOf(msg.content);
-        if (text.length > 0) system.push(text);
-        break;
+        if (text.length > 0 || msg.cache) system.push({ text, cache: msg.cache });
+        continue;
       }
       case 'user':
         pushMessage(out, 'user', contentBlocks(msg.content));
@@ -103,6 +150,7 @@ export function anthropicTurns(messages: readonly ChatMessage[]): {
         ]);
         break;
     }
+    if (msg.cache) markLast(out, msg.cache);
   }
   return { system, messages: out };
 }
