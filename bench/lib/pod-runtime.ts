@@ -6,20 +6,47 @@ import { type MemoryCgroup, memoryCgroup } from './cgroup.ts';
 
 /**
  * How the chart runs a gateway pod, read from a checkout's charts/switchyard/values.yaml: the Node
- * flags before the entry point, glibc's malloc settings and the container's memory limit. The limit
- * matters to speed, not only to memory: Node sizes V8's heap, young generation included, from the
- * cgroup's limit.
+ * flags before the entry point, the allocator's environment (jemalloc preloaded, or glibc's malloc
+ * settings) and the container's memory limit. The limit matters to speed, not only to memory: Node
+ * sizes V8's heap, young generation included, from the cgroup's limit.
  */
 export interface PodRuntime {
   nodeFlags: string[];
   mallocEnv: Record<string, string>;
   memoryLimitMb: number | undefined;
+  /** Why the chart's allocator is not what the gateway runs with here, when it is not. */
+  allocatorNote?: string;
+}
+
+/** The chart preloads jemalloc by name, as the image's ld.so finds it: so does this machine's. */
+export const JEMALLOC = 'libjemalloc.so.2';
+const LIBRARY_DIRS = [
+  '/usr/lib/x86_64-linux-gnu',
+  '/usr/lib/aarch64-linux-gnu',
+  '/usr/lib64',
+  '/usr/lib',
+  '/usr/local/lib',
+];
+
+function allocatorEnv(
+  gateway: z.infer<typeof Values>['gateway'],
+): Pick<PodRuntime, 'mallocEnv' | 'allocatorNote'> {
+  const glibc = gateway?.mallocEnv ?? {};
+  if (gateway?.allocator !== 'jemalloc') return { mallocEnv: glibc };
+  if (!LIBRARY_DIRS.some((d) => existsSync(join(d, JEMALLOC))))
+    return {
+      mallocEnv: {},
+      allocatorNote: `the chart's jemalloc is not installed here (apt-get install libjemalloc2): glibc malloc with its defaults`,
+    };
+  return { mallocEnv: { LD_PRELOAD: JEMALLOC, MALLOC_CONF: gateway.jemallocConf ?? '' } };
 }
 
 const Values = z.object({
   gateway: z
     .object({
       nodeFlags: z.array(z.string()).optional(),
+      allocator: z.enum(['jemalloc', 'glibc']).optional(),
+      jemallocConf: z.string().optional(),
       mallocEnv: z.record(z.string(), z.string()).optional(),
       resources: z
         .object({ limits: z.object({ memory: z.union([z.string(), z.number()]).optional() }).optional() })
@@ -52,7 +79,7 @@ export function chartPodRuntime(root: string): PodRuntime {
   const memory = values.gateway?.resources?.limits?.memory;
   return {
     nodeFlags: values.gateway?.nodeFlags ?? [],
-    mallocEnv: values.gateway?.mallocEnv ?? {},
+    ...allocatorEnv(values.gateway),
     memoryLimitMb: memory === undefined ? undefined : quantityMb(memory),
   };
 }
@@ -92,10 +119,11 @@ export function gatewayRuntime(
   if (malloc !== 'chart' && malloc !== 'none')
     throw new Error(`--malloc-env is chart or none, not ${malloc}`);
   const env = malloc === 'chart' ? chart.mallocEnv : {};
+  const allocator = malloc === 'chart' && chart.allocatorNote ? `; ${chart.allocatorNote}` : '';
   const asked = opts.memoryLimit ?? 'chart';
   const limitMb = asked === 'chart' ? chart.memoryLimitMb : asked === 'none' ? undefined : quantityMb(asked);
   const unlimited = (note: string) => ({
-    runtime: { nodeFlags, env, memoryLimitMb: limitMb, applied: false, note },
+    runtime: { nodeFlags, env, memoryLimitMb: limitMb, applied: false, note: `${note}${allocator}` },
     process: { nodeFlags, env },
   });
   if (limitMb === undefined) return unlimited('no memory limit');
@@ -107,13 +135,13 @@ export function gatewayRuntime(
       env,
       memoryLimitMb: limitMb,
       applied: true,
-      note: `in a cgroup v${cg.version} with memory limit ${limitMb} MiB`,
+      note: `in a cgroup v${cg.version} with memory limit ${limitMb} MiB${allocator}`,
     },
     process: { nodeFlags, env, cgroup: cg },
   };
 }
 
-/** One line for a report: the gateway pod's flags, malloc settings and memory limit. */
+/** One line for a report: the gateway pod's flags, allocator settings and memory limit. */
 export function describeRuntime(r: GatewayRuntime): string {
   const flags = r.nodeFlags.length ? r.nodeFlags.join(' ') : 'no Node flags';
   const env = Object.entries(r.env)

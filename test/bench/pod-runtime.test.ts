@@ -1,12 +1,20 @@
 /**
- * The bench runs a gateway pod as the chart does: the chart's Node flags and malloc settings, and its
+ * The bench runs a gateway pod as the chart does: the chart's Node flags and allocator, and its
  * container memory limit as a real memory cgroup, so that Node sizes V8's heap from the limit as it does in a pod.
  */
 import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { memoryCgroup } from '../../bench/lib/cgroup.ts';
-import { chartPodRuntime, describeRuntime, gatewayRuntime, quantityMb } from '../../bench/lib/pod-runtime.ts';
+import {
+  chartPodRuntime,
+  describeRuntime,
+  gatewayRuntime,
+  JEMALLOC,
+  quantityMb,
+} from '../../bench/lib/pod-runtime.ts';
 
 const ROOT = join(import.meta.dirname, '../..');
 
@@ -19,20 +27,44 @@ describe('the gateway pod runtime the bench uses', () => {
     expect(() => quantityMb('lots')).toThrow(/not a memory quantity/);
   });
 
-  it("takes the chart's nodeFlags, malloc settings and memory limit; the command line replaces them", () => {
+  it("takes the chart's nodeFlags, allocator and memory limit; the command line replaces them", () => {
     const chart = chartPodRuntime(ROOT);
     expect(chart.nodeFlags).toEqual(['--max-semi-space-size=16', '--no-memory-reducer-favors-memory']);
-    expect(chart.mallocEnv).toEqual({
-      MALLOC_ARENA_MAX: '2',
-      MALLOC_TRIM_THRESHOLD_: '262144',
-      MALLOC_MMAP_THRESHOLD_: '262144',
-    });
+    const jemalloc = [
+      '/usr/lib/x86_64-linux-gnu',
+      '/usr/lib/aarch64-linux-gnu',
+      '/usr/lib64',
+      '/usr/lib',
+      '/usr/local/lib',
+    ].some((d) => existsSync(join(d, JEMALLOC)));
+    // The chart preloads jemalloc; a machine without it runs glibc's defaults and the report says so.
+    expect(chart.mallocEnv).toEqual(
+      jemalloc
+        ? { LD_PRELOAD: JEMALLOC, MALLOC_CONF: 'narenas:1,tcache:false,dirty_decay_ms:250,muzzy_decay_ms:0' }
+        : {},
+    );
+    expect(chart.allocatorNote).toEqual(jemalloc ? undefined : expect.stringMatching(/libjemalloc2/));
     expect(chart.memoryLimitMb).toBe(512);
     const asChart = gatewayRuntime(ROOT, { memoryLimit: 'none' });
     expect(asChart.process).toEqual({ nodeFlags: chart.nodeFlags, env: chart.mallocEnv });
     expect(describeRuntime(asChart.runtime)).toBe(
-      '--max-semi-space-size=16 --no-memory-reducer-favors-memory; MALLOC_ARENA_MAX=2 MALLOC_TRIM_THRESHOLD_=262144 MALLOC_MMAP_THRESHOLD_=262144; no memory limit',
+      jemalloc
+        ? '--max-semi-space-size=16 --no-memory-reducer-favors-memory; LD_PRELOAD=libjemalloc.so.2 MALLOC_CONF=narenas:1,tcache:false,dirty_decay_ms:250,muzzy_decay_ms:0; no memory limit'
+        : `--max-semi-space-size=16 --no-memory-reducer-favors-memory; glibc malloc defaults; no memory limit; ${chart.allocatorNote}`,
     );
+    // A chart on glibc (a base commit's, or allocator: glibc): its malloc settings.
+    const glibcRoot = mkdtempSync(join(tmpdir(), 'switchyard-chart-'));
+    mkdirSync(join(glibcRoot, 'charts/switchyard'), { recursive: true });
+    writeFileSync(
+      join(glibcRoot, 'charts/switchyard/values.yaml'),
+      'gateway:\n  allocator: glibc\n  mallocEnv: { MALLOC_ARENA_MAX: "2" }\n',
+    );
+    expect(chartPodRuntime(glibcRoot)).toEqual({
+      nodeFlags: [],
+      mallocEnv: { MALLOC_ARENA_MAX: '2' },
+      memoryLimitMb: undefined,
+    });
+    rmSync(glibcRoot, { recursive: true });
     const none = gatewayRuntime(ROOT, { flags: '', malloc: 'none', memoryLimit: 'none' });
     expect(none).toMatchObject({
       process: { nodeFlags: [], env: {} },

@@ -129,6 +129,10 @@ describe('values.schema.json', () => {
     expect(await refused(['--set-string', 'gateway.mallocEnv.MALLOC_ARENA_MAX=two'])).toMatch(
       /at '\/gateway\/mallocEnv\/MALLOC_ARENA_MAX'/,
     );
+    expect(await refused(['--set', 'gateway.allocator=tcmalloc'])).toMatch(/at '\/gateway\/allocator'/);
+    expect(await refused(['--set-string', 'gateway.jemallocConf=narenas:2;rm -rf'])).toMatch(
+      /at '\/gateway\/jemallocConf'/,
+    );
   });
 
   it('the CRD chart is strict too', async () => {
@@ -317,12 +321,16 @@ describe('what the chart renders', () => {
       '--no-memory-reducer-favors-memory',
       'dist/gateway/src/main.js',
     ]);
-    // glibc's malloc settings: two arenas and fixed thresholds by default; values replace them.
+    // jemalloc by default, preloaded by name with its options; glibc's malloc settings instead with
+    // allocator glibc (the full values).
     const gwDefault = find(defaults, 'Deployment', 'switchyard-gateway');
-    expect(envOf(gwDefault, 'MALLOC_ARENA_MAX')?.value).toBe('2');
-    expect(envOf(gwDefault, 'MALLOC_TRIM_THRESHOLD_')?.value).toBe('262144');
-    expect(envOf(gwDefault, 'MALLOC_MMAP_THRESHOLD_')?.value).toBe('262144');
+    expect(envOf(gwDefault, 'LD_PRELOAD')?.value).toBe('libjemalloc.so.2');
+    expect(envOf(gwDefault, 'MALLOC_CONF')?.value).toBe(
+      'narenas:1,tcache:false,dirty_decay_ms:250,muzzy_decay_ms:0',
+    );
+    expect(envOf(gwDefault, 'MALLOC_ARENA_MAX')).toBeUndefined();
     expect(envOf(gw, 'MALLOC_ARENA_MAX')?.value).toBe('4');
+    expect(envOf(gw, 'LD_PRELOAD')).toBeUndefined();
     expect(container(gw).ports).toEqual([
       { name: 'http', containerPort: 8000, protocol: 'TCP' },
       { name: 'metrics', containerPort: 9000, protocol: 'TCP' },

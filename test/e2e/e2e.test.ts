@@ -215,7 +215,7 @@ describe('both charts on a real node, with the image built here', () => {
     }
   }, 90_000);
 
-  it('runs as uid 10001 on a read-only root filesystem; prints idle memory of the pods', async () => {
+  it('runs as uid 10001 on a read-only root filesystem, the gateway on jemalloc; prints idle memory of the pods', async () => {
     const [g] = await k.settled('gateway', 2);
     const [o] = await k.settled('operator', 2);
     if (!g || !o) throw new Error('no pods');
@@ -252,6 +252,10 @@ describe('both charts on a real node, with the image built here', () => {
       ]);
       expect(tmp.trim()).toBe('ok');
     }
+    // The chart preloads jemalloc (gateway.allocator) and the image installs it: the gateway has it
+    // mapped, where a missing library would only have made ld.so complain on stderr.
+    const maps = await k.kubectl(['exec', '-n', NS, g.name, '-c', 'gateway', '--', 'cat', '/proc/1/maps']);
+    expect(maps).toContain('libjemalloc.so.2');
     // Idle: a few seconds without requests, then the kubelet's own figures (cAdvisor, the cgroup).
     await sleep(5_000);
     const summary = JSON.parse(
