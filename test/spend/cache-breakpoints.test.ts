@@ -11,73 +11,52 @@
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type RunningRedis, startRedis } from '#devkit/redis';
-import { type RunningGateway, startGateway } from '../harness/gateway.ts';
+import type { RunningGateway } from '../harness/gateway.ts';
+import { API_KEY, bedrockProvider, provider, workflow } from '../harness/manifests.ts';
+import type { RecordedRequest, Simulator } from '../simulator/index.ts';
 import {
-  API_KEY,
-  apiKey,
-  bedrockProvider,
-  NO_AI_SCOPE_KEY,
-  project,
-  provider,
-  SIM_AWS_KEYS,
-  workflow,
-} from '../harness/manifests.ts';
-import { type RecordedRequest, type Simulator, startSimulator } from '../simulator/index.ts';
+  CACHE_PRICING,
+  logged,
+  micros,
+  PRICES,
+  type Stack,
+  sendMessages,
+  startStack,
+} from './cache-pricing.ts';
 
-/** $ per million tokens, so µUSD per token. */
-const PRICES = { input: 10, cachedInput: 1, cacheWrite: 20, cacheWrite1h: 30, output: 40 };
-const PRICING = {
-  inputUsdPerMTok: String(PRICES.input),
-  outputUsdPerMTok: String(PRICES.output),
-  cachedInputUsdPerMTok: String(PRICES.cachedInput),
-  cacheWriteUsdPerMTok: String(PRICES.cacheWrite),
-  cacheWrite1hUsdPerMTok: String(PRICES.cacheWrite1h),
-};
 const CLAUDE = 'us.anthropic.claude-haiku-4-5-20251001-v1:0';
 const NOVA = 'amazon.nova-lite-v1:0';
 const LLAMA = 'meta.llama3-1-8b-instruct-v1:0';
 const GUIDE = 'You answer questions about the quarterly report, in three short sentences. '.repeat(4);
 
 const chatModels = (names: string[]) => ({
-  models: names.map((name) => ({ name, requestTypes: ['chat'], pricing: PRICING })),
+  models: names.map((name) => ({ name, requestTypes: ['chat'], pricing: CACHE_PRICING })),
 });
 
-let redis: RunningRedis;
+let stack: Stack;
 let sim: Simulator;
 let gw: RunningGateway;
 
 beforeAll(async () => {
-  redis = await startRedis();
-  sim = await startSimulator({ aws: SIM_AWS_KEYS });
-  gw = await startGateway(
-    [
-      project(),
-      ...apiKey('main', API_KEY),
-      ...apiKey('console-only', NO_AI_SCOPE_KEY, { scopes: ['console'] }),
-      ...bedrockProvider('bed', sim.url, [], chatModels([CLAUDE, NOVA, LLAMA])),
-      ...provider('oai', 'openai', sim.url, [], chatModels(['gpt-4o-mini'])),
-      ...provider('anth', 'anthropic', sim.url, [], chatModels(['claude-haiku-4-5'])),
-      workflow('claude', { provider: 'bed', model: CLAUDE }),
-      workflow('nova', { provider: 'bed', model: NOVA }),
-      workflow('llama', { provider: 'bed', model: LLAMA }),
-      workflow('gpt', { provider: 'oai', model: 'gpt-4o-mini' }),
-      workflow('claude-api', { provider: 'anth', model: 'claude-haiku-4-5' }),
-      workflow('claude-session', {
-        provider: 'bed',
-        model: CLAUDE,
-        sessionMemory: { enabled: true, ttlSeconds: 600 },
-      }),
-    ],
-    { redisUrl: redis.url },
-  );
+  stack = await startStack((sim) => [
+    ...bedrockProvider('bed', sim.url, [], chatModels([CLAUDE, NOVA, LLAMA])),
+    ...provider('oai', 'openai', sim.url, [], chatModels(['gpt-4o-mini'])),
+    ...provider('anth', 'anthropic', sim.url, [], chatModels(['claude-haiku-4-5'])),
+    workflow('claude', { provider: 'bed', model: CLAUDE }),
+    workflow('nova', { provider: 'bed', model: NOVA }),
+    workflow('llama', { provider: 'bed', model: LLAMA }),
+    workflow('gpt', { provider: 'oai', model: 'gpt-4o-mini' }),
+    workflow('claude-api', { provider: 'anth', model: 'claude-haiku-4-5' }),
+    workflow('claude-session', {
+      provider: 'bed',
+      model: CLAUDE,
+      sessionMemory: { enabled: true, ttlSeconds: 600 },
+    }),
+  ]);
+  ({ sim, gw } = stack);
 });
 
-afterAll(async () => {
-  await gw?.close();
-  await sim?.close();
-  await redis?.stop();
-});
+afterAll(() => stack?.close());
 
 const client = () => new Anthropic({ baseURL: gw.url, apiKey: API_KEY, maxRetries: 0, timeout: 15_000 });
 
@@ -92,19 +71,6 @@ const lastUpstream = (provider: RecordedRequest['provider']) =>
   };
 
 const checkpoints = (body: unknown): number => JSON.stringify(body).split('"cachePoint"').length - 1;
-
-/** The request-log cost in µUSD of a request, by the id the gateway answered with. */
-async function loggedMicros(id: string | null): Promise<number> {
-  await gw.gateway.state.flush();
-  const res = await fetch(`${gw.url}/v1/request-logs?limit=100`, {
-    headers: { authorization: `Bearer ${NO_AI_SCOPE_KEY}` },
-  });
-  const entries = ((await res.json()) as { data: { request_log_id: string; cost_usd: string | null }[] })
-    .data;
-  const entry = entries.find((e) => e.request_log_id === id);
-  if (!entry) throw new Error(`no request-log entry ${id}`);
-  return Math.round(Number(entry.cost_usd) * 1_000_000);
-}
 
 const WEATHER: Anthropic.Tool = {
   name: 'weather',
@@ -141,15 +107,8 @@ const marked = (tag: string): Anthropic.MessageCreateParamsNonStreaming => ({
   ],
 });
 
-async function send(params: Anthropic.MessageCreateParamsNonStreaming, streamed: boolean) {
-  if (!streamed) {
-    const { data, response } = await client().messages.create(params).withResponse();
-    return { usage: data.usage, id: response.headers.get('x-service-request-log-id') };
-  }
-  const s = client().messages.stream(params);
-  const id = (await s.withResponse()).response.headers.get('x-service-request-log-id');
-  return { usage: (await s.finalMessage()).usage, id };
-}
+const send = (params: Anthropic.MessageCreateParamsNonStreaming, streamed: boolean) =>
+  sendMessages(client(), params, streamed);
 
 describe('Messages breakpoints on a Bedrock Claude slot', () => {
   it('become cachePoint checkpoints after the marked tool, the system text and the turn', async () => {
@@ -192,13 +151,13 @@ describe('Messages breakpoints on a Bedrock Claude slot', () => {
       expect(second.usage.cache_creation_input_tokens).toBe(0);
 
       const fresh = first.usage.input_tokens;
-      expect(await loggedMicros(first.id)).toBe(
+      expect(micros(await logged(gw, first.id))).toBe(
         fresh * PRICES.input +
           minutes * PRICES.cacheWrite +
           hour * PRICES.cacheWrite1h +
           first.usage.output_tokens * PRICES.output,
       );
-      expect(await loggedMicros(second.id)).toBe(
+      expect(micros(await logged(gw, second.id))).toBe(
         second.usage.input_tokens * PRICES.input +
           written * PRICES.cachedInput +
           second.usage.output_tokens * PRICES.output,
@@ -330,8 +289,8 @@ describe('cache_control on chat content parts (compatible and native surfaces)',
     expect(second.data.usage?.prompt_tokens).toBe(first.data.usage?.prompt_tokens);
     // The written prefix costs more than fresh input; read back, a tenth of it.
     const [a, b] = [
-      await loggedMicros(first.response.headers.get('x-service-request-log-id')),
-      await loggedMicros(second.response.headers.get('x-service-request-log-id')),
+      micros(await logged(gw, first.response.headers.get('x-service-request-log-id'))),
+      micros(await logged(gw, second.response.headers.get('x-service-request-log-id'))),
     ];
     expect(b).toBeLessThan(a);
     console.log(`compat → claude: ${cached} cached tokens on the repeat; ${a} → ${b} µUSD`);

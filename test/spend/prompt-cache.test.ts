@@ -9,32 +9,22 @@
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type RunningRedis, startRedis } from '#devkit/redis';
 import { ceilingUsage, costMicros } from '#gateway/domain/cost';
 import { normaliseAnthropicUsage } from '#gateway/providers/anthropic/response';
 import { normaliseOpenAIUsage } from '#gateway/providers/openai/response';
-import { type RunningGateway, startGateway } from '../harness/gateway.ts';
+import type { RunningGateway } from '../harness/gateway.ts';
+import { API_KEY, bedrockProvider, provider, workflow } from '../harness/manifests.ts';
+import type { Simulator } from '../simulator/index.ts';
 import {
-  API_KEY,
-  apiKey,
-  bedrockProvider,
-  NO_AI_SCOPE_KEY,
-  project,
-  provider,
-  SIM_AWS_KEYS,
-  workflow,
-} from '../harness/manifests.ts';
-import { type Simulator, startSimulator } from '../simulator/index.ts';
+  CACHE_PRICING,
+  logged,
+  micros,
+  PRICES,
+  type Stack,
+  sendMessages,
+  startStack,
+} from './cache-pricing.ts';
 
-/** $ per million tokens, so µUSD per token: every cost below is a whole number of µUSD. */
-const PRICES = { input: 10, cachedInput: 1, cacheWrite: 20, cacheWrite1h: 30, output: 40 };
-const CACHE_PRICING = {
-  inputUsdPerMTok: String(PRICES.input),
-  outputUsdPerMTok: String(PRICES.output),
-  cachedInputUsdPerMTok: String(PRICES.cachedInput),
-  cacheWriteUsdPerMTok: String(PRICES.cacheWrite),
-  cacheWrite1hUsdPerMTok: String(PRICES.cacheWrite1h),
-};
 const PLAIN_PRICING = { inputUsdPerMTok: String(PRICES.input), outputUsdPerMTok: String(PRICES.output) };
 
 const CLAUDE = 'claude-haiku-4-5';
@@ -48,63 +38,33 @@ const models = (names: string[], pricing: Record<string, string>) => ({
   models: names.map((name) => ({ name, requestTypes: ['chat', 'completion'], pricing })),
 });
 
-let redis: RunningRedis;
+let stack: Stack;
 let sim: Simulator;
 let gw: RunningGateway;
 
 beforeAll(async () => {
-  redis = await startRedis();
-  sim = await startSimulator({ aws: SIM_AWS_KEYS });
-  gw = await startGateway(
-    [
-      project(),
-      ...apiKey('main', API_KEY),
-      ...apiKey('console-only', NO_AI_SCOPE_KEY, { scopes: ['console'] }),
-      ...provider('claude', 'anthropic', sim.url, [], models([CLAUDE], CACHE_PRICING)),
-      ...provider('oai', 'openai', sim.url, [], models(['gpt-4o-mini'], CACHE_PRICING)),
-      ...provider('oai-plain', 'openai', sim.url, [], models(['gpt-4.1-mini'], PLAIN_PRICING)),
-      ...provider('gem', 'gemini', sim.url, [], models(['gemini-2.5-flash'], CACHE_PRICING)),
-      ...bedrockProvider('bed', sim.url, [], models([BEDROCK_CLAUDE], CACHE_PRICING)),
-      workflow('claude', { provider: 'claude', model: CLAUDE }),
-      workflow('gpt', { provider: 'oai', model: 'gpt-4o-mini' }),
-      workflow('gpt-plain', { provider: 'oai-plain', model: 'gpt-4.1-mini' }),
-      workflow('gem', { provider: 'gem', model: 'gemini-2.5-flash' }),
-      workflow('bedrock', { provider: 'bed', model: BEDROCK_CLAUDE }),
-    ],
-    { redisUrl: redis.url },
-  );
+  stack = await startStack((sim) => [
+    ...provider('claude', 'anthropic', sim.url, [], models([CLAUDE], CACHE_PRICING)),
+    ...provider('oai', 'openai', sim.url, [], models(['gpt-4o-mini'], CACHE_PRICING)),
+    ...provider('oai-plain', 'openai', sim.url, [], models(['gpt-4.1-mini'], PLAIN_PRICING)),
+    ...provider('gem', 'gemini', sim.url, [], models(['gemini-2.5-flash'], CACHE_PRICING)),
+    ...bedrockProvider('bed', sim.url, [], models([BEDROCK_CLAUDE], CACHE_PRICING)),
+    workflow('claude', { provider: 'claude', model: CLAUDE }),
+    workflow('gpt', { provider: 'oai', model: 'gpt-4o-mini' }),
+    workflow('gpt-plain', { provider: 'oai-plain', model: 'gpt-4.1-mini' }),
+    workflow('gem', { provider: 'gem', model: 'gemini-2.5-flash' }),
+    workflow('bedrock', { provider: 'bed', model: BEDROCK_CLAUDE }),
+  ]);
+  ({ sim, gw } = stack);
   sim.addFault({ match: { provider: 'openai' }, cachedTokens: CACHED });
   sim.addFault({ match: { provider: 'gemini' }, cachedTokens: CACHED });
   sim.addFault({ match: { provider: 'bedrock' }, cachedTokens: CACHED, cacheWriteTokens: WRITTEN });
 });
 
-afterAll(async () => {
-  await gw?.close();
-  await sim?.close();
-  await redis?.stop();
-});
+afterAll(() => stack?.close());
 
 const openai = () => new OpenAI({ baseURL: `${gw.url}/v1`, apiKey: API_KEY, maxRetries: 0, timeout: 15_000 });
 const anthropic = () => new Anthropic({ baseURL: gw.url, apiKey: API_KEY, maxRetries: 0, timeout: 15_000 });
-
-interface Entry {
-  request_log_id: string;
-  usage: { prompt_tokens: number; completion_tokens: number } | null;
-  cost_usd: string | null;
-}
-
-/** The request-log entry of a request, by the id the gateway answered with. */
-async function logged(id: string | null): Promise<Entry> {
-  await gw.gateway.state.flush();
-  const res = await fetch(`${gw.url}/v1/request-logs?limit=100`, {
-    headers: { authorization: `Bearer ${NO_AI_SCOPE_KEY}` },
-  });
-  const entry = ((await res.json()) as { data: Entry[] }).data.find((e) => e.request_log_id === id);
-  if (!entry) throw new Error(`no request-log entry ${id}`);
-  return entry;
-}
-
-const micros = (e: Entry): number => Math.round(Number(e.cost_usd) * 1_000_000);
 
 /** µUSD at PRICES: fresh input, cache reads, five-minute and one-hour writes each at their own price. */
 const priced = (prompt: number, completion: number, read = 0, write = 0, hour = 0): number =>
@@ -113,20 +73,6 @@ const priced = (prompt: number, completion: number, read = 0, write = 0, hour = 
   (write - hour) * PRICES.cacheWrite +
   hour * PRICES.cacheWrite1h +
   completion * PRICES.output;
-
-/** A Messages request, sync or streamed: Claude's usage and the request-log id the gateway gave it. */
-async function sendMessages(
-  params: Anthropic.MessageCreateParamsNonStreaming,
-  streamed: boolean,
-): Promise<{ usage: Anthropic.Usage; id: string | null }> {
-  if (!streamed) {
-    const { data, response } = await anthropic().messages.create(params).withResponse();
-    return { usage: data.usage, id: response.headers.get('x-service-request-log-id') };
-  }
-  const s = anthropic().messages.stream(params);
-  const id = (await s.withResponse()).response.headers.get('x-service-request-log-id');
-  return { usage: (await s.finalMessage()).usage, id };
-}
 
 describe("Claude's cache writes and reads (Messages, passed through)", () => {
   it.each([false, true])(
@@ -138,7 +84,7 @@ describe("Claude's cache writes and reads (Messages, passed through)", () => {
         system: [{ type: 'text', text: `${PROMPT} ${streamed}`, cache_control: { type: 'ephemeral' } }],
         messages: [{ role: 'user', content: 'What changed since last quarter?' }],
       };
-      const send = () => sendMessages(params, streamed);
+      const send = () => sendMessages(anthropic(), params, streamed);
       const first = await send();
       const second = await send();
       const write = first.usage.cache_creation_input_tokens ?? 0;
@@ -148,8 +94,8 @@ describe("Claude's cache writes and reads (Messages, passed through)", () => {
 
       const prompt = (u: Anthropic.Usage) =>
         u.input_tokens + (u.cache_creation_input_tokens ?? 0) + (u.cache_read_input_tokens ?? 0);
-      const a = await logged(first.id);
-      const b = await logged(second.id);
+      const a = await logged(gw, first.id);
+      const b = await logged(gw, second.id);
       expect(a.usage?.prompt_tokens).toBe(prompt(first.usage));
       expect(micros(a)).toBe(priced(prompt(first.usage), first.usage.output_tokens, 0, write));
       expect(micros(b)).toBe(priced(prompt(second.usage), second.usage.output_tokens, read, 0));
@@ -180,14 +126,14 @@ describe("Claude's one-hour cache writes", () => {
         ],
         messages: [{ role: 'user', content: 'And the outlook?' }],
       };
-      const { usage, id } = await sendMessages(params, streamed);
+      const { usage, id } = await sendMessages(anthropic(), params, streamed);
       const hour = usage.cache_creation?.ephemeral_1h_input_tokens ?? 0;
       const minutes = usage.cache_creation?.ephemeral_5m_input_tokens ?? 0;
       expect(hour).toBeGreaterThan(0);
       expect(minutes).toBeGreaterThan(0);
       expect(hour + minutes).toBe(usage.cache_creation_input_tokens);
       const prompt = usage.input_tokens + (usage.cache_creation_input_tokens ?? 0);
-      const entry = await logged(id);
+      const entry = await logged(gw, id);
       expect(micros(entry)).toBe(priced(prompt, usage.output_tokens, 0, hour + minutes, hour));
     },
   );
@@ -212,7 +158,7 @@ describe('cached prompt tokens on the other providers', () => {
         id = response.headers.get('x-service-request-log-id');
       }
       expect(usage?.prompt_tokens_details).toEqual({ cached_tokens: CACHED });
-      const entry = await logged(id);
+      const entry = await logged(gw, id);
       expect(micros(entry)).toBe(priced(usage!.prompt_tokens, usage!.completion_tokens, CACHED));
     },
   );
@@ -222,7 +168,7 @@ describe('cached prompt tokens on the other providers', () => {
       .chat.completions.create({ model: 'gem', messages: [{ role: 'user', content: PROMPT }] })
       .withResponse();
     expect(data.usage?.prompt_tokens_details).toEqual({ cached_tokens: CACHED });
-    const entry = await logged(response.headers.get('x-service-request-log-id'));
+    const entry = await logged(gw, response.headers.get('x-service-request-log-id'));
     expect(micros(entry)).toBe(priced(data.usage!.prompt_tokens, data.usage!.completion_tokens, CACHED));
   });
 
@@ -236,7 +182,7 @@ describe('cached prompt tokens on the other providers', () => {
     // prompt_tokens counts every input token; only the reads have a place in OpenAI's shape.
     expect(usage.prompt_tokens_details).toEqual({ cached_tokens: CACHED });
     expect(usage.prompt_tokens).toBeGreaterThan(CACHED + WRITTEN);
-    const entry = await logged(response.headers.get('x-service-request-log-id'));
+    const entry = await logged(gw, response.headers.get('x-service-request-log-id'));
     expect(entry.usage?.prompt_tokens).toBe(usage.prompt_tokens);
     expect(micros(entry)).toBe(priced(usage.prompt_tokens, usage.completion_tokens, CACHED, WRITTEN));
   });
@@ -246,7 +192,7 @@ describe('cached prompt tokens on the other providers', () => {
       .chat.completions.create({ model: 'gpt-plain', messages: [{ role: 'user', content: PROMPT }] })
       .withResponse();
     expect(data.usage?.prompt_tokens_details).toEqual({ cached_tokens: CACHED });
-    const entry = await logged(response.headers.get('x-service-request-log-id'));
+    const entry = await logged(gw, response.headers.get('x-service-request-log-id'));
     expect(micros(entry)).toBe(priced(data.usage!.prompt_tokens, data.usage!.completion_tokens));
   });
 });
@@ -278,7 +224,7 @@ describe('translated surfaces report the cache read in their own shape', () => {
     const { data, response } = await anthropic()
       .messages.create({ model: 'gpt', max_tokens: 200, messages: [{ role: 'user', content: PROMPT }] })
       .withResponse();
-    const entry = await logged(response.headers.get('x-service-request-log-id'));
+    const entry = await logged(gw, response.headers.get('x-service-request-log-id'));
     expect(data.usage.input_tokens + CACHED).toBe(entry.usage?.prompt_tokens);
   });
 
