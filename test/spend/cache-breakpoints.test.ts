@@ -11,6 +11,10 @@
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { anthropicTurns, systemValue } from '#gateway/providers/anthropic/turns';
+import { buildConverseBody, cachePointsOf } from '#gateway/providers/bedrock/request';
+import { JSON_ONLY_INSTRUCTION, systemRuns } from '#gateway/providers/common';
+import type { ChatRequest } from '#gateway/providers/types';
 import type { RunningGateway } from '../harness/gateway.ts';
 import { API_KEY, bedrockProvider, provider, workflow } from '../harness/manifests.ts';
 import type { RecordedRequest, Simulator } from '../simulator/index.ts';
@@ -325,5 +329,47 @@ describe('cache_control on chat content parts (compatible and native surfaces)',
     expect(res.status).toBe(200);
     const body = lastUpstream('anthropic') as unknown as { system: { cache_control?: unknown }[] };
     expect(body.system[0]!.cache_control).toEqual({ type: 'ephemeral', ttl: '1h' });
+  });
+});
+
+describe('system texts split at their breakpoints', () => {
+  const hour = { ttl: '1h' as const };
+  it('one run without breakpoints; a run per breakpoint, the rest after the last', () => {
+    expect(systemRuns([{ text: 'a' }, { text: 'b' }])).toEqual([{ text: 'a\n\nb' }]);
+    expect(
+      systemRuns([{ text: 'a', cache: hour }, { text: 'b' }, { text: 'c', cache: {} }, { text: 'd' }]),
+    ).toEqual([{ text: 'a', cache: hour }, { text: 'b\n\nc', cache: {} }, { text: 'd' }]);
+  });
+
+  it('a breakpoint with no text since the last ends the same prefix; one before any text marks nothing', () => {
+    expect(
+      systemRuns([
+        { text: 'a', cache: {} },
+        { text: '', cache: hour },
+      ]),
+    ).toEqual([{ text: 'a', cache: hour }]);
+    expect(systemRuns([{ text: '', cache: hour }, { text: 'a' }])).toEqual([{ text: 'a' }]);
+  });
+
+  it('Bedrock and Claude bodies from the same runs: checkpoint blocks, or cache_control on text blocks', () => {
+    const req: ChatRequest = {
+      kind: 'chat',
+      messages: [
+        { role: 'system', content: 'rules', cache: hour },
+        { role: 'system', content: 'more' },
+        { role: 'user', content: 'hi' },
+      ],
+      json: true,
+    };
+    const converse = JSON.parse(buildConverseBody(req, cachePointsOf(CLAUDE))) as { system: unknown };
+    expect(converse.system).toEqual([
+      { text: 'rules' },
+      { cachePoint: { type: 'default', ttl: '1h' } },
+      { text: `more\n\n${JSON_ONLY_INSTRUCTION}` },
+    ]);
+    expect(systemValue(anthropicTurns(req.messages).system)).toEqual([
+      { type: 'text', text: 'rules', cache_control: { type: 'ephemeral', ttl: '1h' } },
+      { type: 'text', text: 'more' },
+    ]);
   });
 });

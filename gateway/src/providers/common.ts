@@ -68,6 +68,31 @@ export function usageWithCache(
   return u;
 }
 
+/** A system text and the cache breakpoint that ends at it. */
+export interface SystemText {
+  text: string;
+  cache?: CacheBreakpoint | undefined;
+}
+
+/**
+ * System texts as runs split at their breakpoints, each run's texts joined and carrying the
+ * breakpoint that ends it; one run without a breakpoint when none has one. A breakpoint with no
+ * text since the last one ends the same prefix as that one.
+ */
+export function systemRuns(texts: readonly SystemText[]): SystemText[] {
+  const out: SystemText[] = [];
+  let run: string[] = [];
+  for (const t of texts) {
+    if (t.text.length > 0) run.push(t.text);
+    if (!t.cache) continue;
+    if (run.length > 0) out.push({ text: run.join('\n\n'), cache: t.cache });
+    else if (out.length > 0) out[out.length - 1]!.cache = t.cache;
+    run = [];
+  }
+  if (run.length > 0) out.push({ text: run.join('\n\n') });
+  return out;
+}
+
 /** The items without their cache breakpoints: the same array when none carries one. */
 export function unmarked<T extends { cache?: CacheBreakpoint }>(items: T[]): T[] {
   if (!items.some((i) => i.cache !== undefined)) return items;

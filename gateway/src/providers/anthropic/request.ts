@@ -1,5 +1,5 @@
 /** Canonical chat/completion → Anthropic Messages API request. */
-import { trimSlash } from '../common.ts';
+import { type SystemText, trimSlash } from '../common.ts';
 import { inEffect, refuseParam, setParams } from '../optional-params.ts';
 import type { ChatRequest, CompletionRequest, ToolChoice, UpstreamTarget } from '../types.ts';
 import { isNativeMessages, nativeAnthropicBody, nativeHeaders } from './native.ts';
@@ -9,7 +9,6 @@ import {
   cacheControl,
   DEFAULT_MAX_TOKENS,
   outputInstruction,
-  type SystemText,
   systemValue,
 } from './turns.ts';
 

@@ -3,7 +3,9 @@ import {
   JSON_ONLY_INSTRUCTION,
   parseDataUrl,
   parseJsonArgs,
+  type SystemText,
   structuredInstruction,
+  systemRuns,
   textOf,
 } from '../common.ts';
 import type { CacheBreakpoint, ChatMessage, ChatRequest } from '../types.ts';
@@ -30,29 +32,18 @@ export const cacheControl = (cache: CacheBreakpoint): CacheControl => ({
   ...(cache.ttl ? { ttl: cache.ttl } : {}),
 });
 
-/** A system text and the breakpoint that ends at it. */
-export interface SystemText {
-  text: string;
-  cache?: CacheBreakpoint | undefined;
-}
-
 /**
  * The system texts as Claude's `system`: one string, or text blocks split at the breakpoints, each
  * block that ends at one carrying its `cache_control`.
  */
 export function systemValue(texts: readonly SystemText[]): string | Block[] {
-  if (!texts.some((t) => t.cache)) return texts.map((t) => t.text).join('\n\n');
-  const out: Block[] = [];
-  let run: string[] = [];
-  for (const t of texts) {
-    if (t.text.length > 0) run.push(t.text);
-    if (!t.cache && t !== texts[texts.length - 1]) continue;
-    if (run.length > 0) out.push({ type: 'text', text: run.join('\n\n') });
-    run = [];
-    const last = out[out.length - 1];
-    if (t.cache && last) last.cache_control = cacheControl(t.cache);
-  }
-  return out;
+  const runs = systemRuns(texts);
+  if (runs.length === 1 && !runs[0]!.cache) return runs[0]!.text;
+  return runs.map((r) => ({
+    type: 'text' as const,
+    text: r.text,
+    ...(r.cache ? { cache_control: cacheControl(r.cache) } : {}),
+  }));
 }
 
 export interface AnthropicMessage {
@@ -122,6 +113,7 @@ export function anthropicTurns(messages: readonly ChatMessage[]): {
       case 'developer': {
         const text = textOf(msg.content);
         if (text.length > 0 || msg.cache) system.push({ text, cache: msg.cache });
+        // Its breakpoint stays with the system text: no turn to mark.
         continue;
       }
       case 'user':

@@ -9,7 +9,9 @@ import {
   JSON_ONLY_INSTRUCTION,
   parseDataUrl,
   parseJsonArgs,
+  type SystemText,
   structuredInstruction,
+  systemRuns,
   textOf,
   trimSlash,
 } from '../common.ts';
@@ -153,26 +155,14 @@ const cachePoint = (cache: CacheBreakpoint): CachePointBlock => ({
 });
 
 /** The system texts as one block, or split by the checkpoints that follow marked texts. */
-function systemBlocks(texts: { text: string; cache?: CacheBreakpoint | undefined }[]): Block[] {
-  if (!texts.some((t) => t.cache)) return [{ text: texts.map((t) => t.text).join('\n\n') }];
-  const out: Block[] = [];
-  let run: string[] = [];
-  for (const t of texts) {
-    if (t.text.length > 0) run.push(t.text);
-    if (!t.cache) continue;
-    if (run.length > 0) out.push({ text: run.join('\n\n') });
-    run = [];
-    if (out.length > 0) out.push(cachePoint(t.cache));
-  }
-  if (run.length > 0) out.push({ text: run.join('\n\n') });
-  return out;
-}
+const systemBlocks = (texts: readonly SystemText[]): Block[] =>
+  systemRuns(texts).flatMap((r) => (r.cache ? [{ text: r.text }, cachePoint(r.cache)] : [{ text: r.text }]));
 
 export function buildConverseBody(
   req: ChatRequest | CompletionRequest,
   caching: CachePoints = NO_CACHE_POINTS,
 ): string {
-  const system: { text: string; cache?: CacheBreakpoint | undefined }[] = [];
+  const system: SystemText[] = [];
   const messages: Message[] = [];
   const body: Record<string, unknown> = { messages };
   /** A checkpoint after the content pushed last, for a message that carries a breakpoint. */
