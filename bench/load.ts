@@ -18,6 +18,14 @@ export function percentiles(samples: number[]): Percentiles {
   return { p50: at(0.5), p90: at(0.9), p99: at(0.99), max: s[s.length - 1] ?? Number.NaN };
 }
 
+/** The middle value (the mean of the two middle ones for an even count); NaN for none. */
+export function median(xs: number[]): number {
+  const s = xs.filter(Number.isFinite).sort((a, b) => a - b);
+  if (!s.length) return Number.NaN;
+  const mid = Math.floor(s.length / 2);
+  return s.length % 2 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
+}
+
 export interface LatencyPoint extends Percentiles {
   concurrency: number;
   requests: number;

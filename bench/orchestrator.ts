@@ -1,5 +1,6 @@
 import { cpus, loadavg } from 'node:os';
 import { startRedis } from '#devkit/redis';
+import { type InterleavedResult, measureInterleaved } from './interleaved.ts';
 import type { GatewayRuntime } from './lib/pod-runtime.ts';
 import { type RssSampler, rssSampler } from './lib/rss.ts';
 import {
@@ -44,6 +45,12 @@ export interface BenchOptions {
   warmUp: { targetHighS: number; surfaceHighS: number; c1S: number };
   /** After its rows, a target idles `idleS` and then serves its first surface `burstS` at high concurrency. */
   pause: { idleS: number; burstS: number };
+  /**
+   * After the targets, the pass-through and both gateway variants served in turn (bench/interleaved.ts),
+   * when all three are among the targets: `rounds` of `windowS` each, every window after `rewarmS`
+   * unrecorded, all after `warmUpS` per target.
+   */
+  interleaved?: { rounds: number; windowS: number; rewarmS: number; warmUpS: number };
   cpuProfDir?: string;
   /** How the gateway targets run (another checkout's dist/, Node flags, the pod's memory limit). */
   gateway?: Pick<GatewayTargetOptions, 'root' | 'nodeFlags' | 'cgroup' | 'env'>;
@@ -121,6 +128,8 @@ export interface BenchResult {
   options: Omit<BenchOptions, 'log' | 'cpuProfDir' | 'gateway'>;
   simulatorStartupMs: number;
   targets: TargetResult[];
+  /** Absent in older results, and when a run left out one of its targets. */
+  interleaved?: InterleavedResult;
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -267,6 +276,7 @@ export async function runBench(o: BenchOptions): Promise<BenchResult> {
   const redis = await startRedis();
   const sims: Sim[] = [];
   const results: TargetResult[] = [];
+  let interleaved: InterleavedResult | undefined;
   try {
     for (const d of o.delays) sims.push(await startSim(d, o.streamChunks, o.chunkIntervalMs));
     o.log(`redis ${redis.url}; simulators ${sims.map((s) => `${s.origin} (${s.delayMs} ms)`).join(', ')}`);
@@ -290,6 +300,16 @@ export async function runBench(o: BenchOptions): Promise<BenchResult> {
       } finally {
         await t.stop();
       }
+    }
+    const pairs = ['passthrough', 'stateless', 'gateway'] as const;
+    if (o.interleaved && pairs.every((n) => o.targets.includes(n))) {
+      o.log(`interleaved: ${pairs.join(', ')} (load average ${loadavg()[0]?.toFixed(2)})`);
+      interleaved = await measureInterleaved(sims, {
+        ...o.interleaved,
+        connections: o.highConcurrency,
+        ...(o.gateway ? { gateway: o.gateway } : {}),
+        log: o.log,
+      });
     }
   } finally {
     for (const s of sims) await s.proc.stop();
@@ -319,5 +339,6 @@ export async function runBench(o: BenchOptions): Promise<BenchResult> {
     options,
     simulatorStartupMs: round1(sims[0]?.startupMs ?? 0),
     targets: results,
+    ...(interleaved ? { interleaved } : {}),
   };
 }

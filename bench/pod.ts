@@ -20,7 +20,7 @@ import { startRedis } from '#devkit/redis';
 import type { Variant } from './lib/config.ts';
 import { describeRuntime, gatewayRuntime } from './lib/pod-runtime.ts';
 import { cpuMs, mainThreadWakeups, rssMb, rssSampler } from './lib/rss.ts';
-import { cannonWithCpu, latencyPoint } from './load.ts';
+import { cannonWithCpu, latencyPoint, median } from './load.ts';
 import { type GatewayTargetOptions, gatewayTarget, type Sim, startSim } from './targets.ts';
 
 const { values } = parseArgs({
@@ -53,11 +53,6 @@ interface PodFigures {
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 /** How long the pod is watched with no traffic, for its wake-ups and CPU at idle. */
 const IDLE_WINDOW_MS = 5000;
-const median = (xs: number[]) => {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = Math.floor(s.length / 2);
-  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
-};
 
 const root = resolve(values.root ?? join(import.meta.dirname, '..'));
 const gw = gatewayRuntime(root, {
