@@ -332,6 +332,95 @@ describe('cache_control on chat content parts (compatible and native surfaces)',
   });
 });
 
+describe("at most four breakpoints, Claude's limit, on every surface and route", () => {
+  const LIMIT_MESSAGE = 'A maximum of 4 blocks with cache_control may be provided. Found 5.';
+  /** `marks` user turns each ending in a marked text block, answered in between. */
+  const markedTurns = (marks: number, tag: string): Anthropic.MessageParam[] =>
+    Array.from({ length: marks }, (_, i): Anthropic.MessageParam[] => [
+      ...(i > 0 ? [{ role: 'assistant' as const, content: `Answer ${i}.` }] : []),
+      {
+        role: 'user',
+        content: [
+          { type: 'text', text: `${GUIDE} Question ${i} ${tag}`, cache_control: { type: 'ephemeral' } },
+        ],
+      },
+    ]).flat();
+  const upstreamCount = () => sim.requests().length;
+
+  it("Messages: five are refused in Claude's words before any provider is called; four are sent", async () => {
+    for (const model of ['claude', 'claude-api']) {
+      const before = upstreamCount();
+      const err = await client()
+        .messages.create({ model, max_tokens: 100, messages: markedTurns(5, `limit ${model}`) })
+        .catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(Anthropic.BadRequestError);
+      const e = err as InstanceType<typeof Anthropic.BadRequestError>;
+      expect(e.error).toMatchObject({
+        type: 'error',
+        error: { type: 'invalid_request_error', message: LIMIT_MESSAGE },
+      });
+      expect(upstreamCount()).toBe(before);
+    }
+    await client().messages.create({
+      model: 'claude',
+      max_tokens: 100,
+      messages: markedTurns(4, 'limit four'),
+    });
+    expect(checkpoints(lastUpstream('bedrock'))).toBe(4);
+  });
+
+  it('chat content parts: five marked parts are refused, two in one message counted apart, whatever the slot', async () => {
+    const parts = partsMarked('limit compat');
+    const user = parts[1] as unknown as { content: Record<string, unknown>[] };
+    user.content[1]!.cache_control = { type: 'ephemeral' };
+    const more = [
+      ...parts,
+      { role: 'assistant', content: 'The margin.' },
+      { role: 'user', content: [{ type: 'text', text: 'Why?', cache_control: { type: 'ephemeral' } }] },
+      { role: 'assistant', content: 'Costs fell.' },
+      { role: 'user', content: [{ type: 'text', text: 'And next?', cache_control: { type: 'ephemeral' } }] },
+    ] as unknown as OpenAI.ChatCompletionMessageParam[];
+    for (const model of ['claude-api', 'gpt']) {
+      const before = upstreamCount();
+      const err = await openai()
+        .chat.completions.create({ model, messages: more })
+        .catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(OpenAI.BadRequestError);
+      const e = err as InstanceType<typeof OpenAI.BadRequestError>;
+      expect(e.message).toContain(LIMIT_MESSAGE);
+      expect(e.param).toBe('messages');
+      expect(upstreamCount()).toBe(before);
+    }
+    const native = await fetch(`${gw.url}/v1/ai`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${API_KEY}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ workflow: 'claude', messages: more }),
+    });
+    expect(native.status).toBe(400);
+    expect(await native.text()).toContain(LIMIT_MESSAGE);
+  });
+
+  it("the simulator's Claude refuses five, as Claude does, so a request past the limit cannot pass unseen", async () => {
+    const res = await fetch(`${sim.url}/v1/messages`, {
+      method: 'POST',
+      headers: {
+        'x-api-key': 'sk-test',
+        'anthropic-version': '2023-06-01',
+        'content-type': 'application/json',
+      },
+      body: JSON.stringify({
+        model: 'claude-haiku-4-5',
+        max_tokens: 50,
+        messages: markedTurns(5, 'limit sim'),
+      }),
+    });
+    expect(res.status).toBe(400);
+    expect(await res.json()).toMatchObject({
+      error: { type: 'invalid_request_error', message: LIMIT_MESSAGE },
+    });
+  });
+});
+
 describe('system texts split at their breakpoints', () => {
   const hour = { ttl: '1h' as const };
   it('one run without breakpoints; a run per breakpoint, the rest after the last', () => {

@@ -5,6 +5,7 @@
  * providers with explicit breakpoints read.
  */
 import { z } from 'zod';
+import { GatewayError } from '../errors/index.ts';
 import type { CacheBreakpoint, ChatMessage, ContentPart } from '../providers/types.ts';
 
 /** The field as accepted: any type and lifetime; only `ephemeral` asks for a breakpoint. */
@@ -19,6 +20,34 @@ export function breakpoint(control: unknown): CacheBreakpoint | undefined {
   const { type, ttl } = control as { type?: unknown; ttl?: unknown };
   if (type !== 'ephemeral') return undefined;
   return ttl === '1h' || ttl === '5m' ? { ttl } : {};
+}
+
+/** Claude's limit on Anthropic, Vertex AI and Bedrock: prompt-cache breakpoints per request. */
+export const MAX_BREAKPOINTS = 4;
+
+const asksForBreakpoint = (x: unknown): boolean =>
+  x !== null && typeof x === 'object' && 'cache_control' in x && breakpoint(x.cache_control) !== undefined;
+
+/** How many of the blocks (or parts, or tools) carry a `cache_control` that asks for a breakpoint. */
+export function countMarked(blocks: readonly unknown[] | string | null | undefined): number {
+  if (!Array.isArray(blocks)) return 0;
+  let n = 0;
+  for (const b of blocks) if (asksForBreakpoint(b)) n++;
+  return n;
+}
+
+/**
+ * Refuses more breakpoints than Claude takes, on every route: the limit is Claude's, but a workflow
+ * may fail over to Claude, and a request refused upstream would read as the provider's failure.
+ * In Anthropic's own words, so a Messages client reads what Claude itself would have said.
+ */
+export function checkBreakpointCount(found: number, param: string): void {
+  if (found > MAX_BREAKPOINTS)
+    throw new GatewayError(
+      'invalid_request',
+      `A maximum of ${MAX_BREAKPOINTS} blocks with cache_control may be provided. Found ${found}.`,
+      { param },
+    );
 }
 
 /**
@@ -46,6 +75,9 @@ const hasControl = (m: MessageInput): boolean =>
  */
 export function withBreakpoints(messages: MessageInput[]): ChatMessage[] {
   if (!messages.some(hasControl)) return messages as ChatMessage[];
+  let found = 0;
+  for (const m of messages) found += countMarked(m.content);
+  checkBreakpointCount(found, 'messages');
   return messages.map((m) => {
     if (!hasControl(m)) return m as ChatMessage;
     const parts = m.content as PartInput[];

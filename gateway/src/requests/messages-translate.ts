@@ -7,7 +7,7 @@ import type {
   NativeRequest,
   ToolCall,
 } from '../providers/types.ts';
-import { breakpoint, marked } from './cache-control.ts';
+import { breakpoint, checkBreakpointCount, countMarked, marked } from './cache-control.ts';
 import { isObjectSchema } from './common-schema.ts';
 import { nativeMessages } from './messages-native.ts';
 import {
@@ -371,6 +371,13 @@ export interface MessagesRequest {
   native: NativeRequest;
 }
 
+/** The blocks and tools that ask for a breakpoint, counted as Claude counts them. */
+function breakpointsOf(body: MessagesBody): number {
+  let n = countMarked(body.tools) + countMarked(body.system);
+  for (const m of body.messages) n += countMarked(m.content);
+  return n;
+}
+
 /**
  * A Messages body (after rejectMessagesParams and the schema) as the pipeline's body, with the
  * request as the client sent it (`raw`, its headers) for slots that speak the Messages API.
@@ -387,6 +394,7 @@ export function messagesRequest(
     throw new GatewayError('invalid_request', `tool_choice "${body.tool_choice?.type}" needs tools.`, {
       param: 'tool_choice',
     });
+  checkBreakpointCount(breakpointsOf(body), 'messages');
   const p = prompt(body);
   return {
     body: {

@@ -62,6 +62,9 @@ export const REDACTED_THINKING_TRIGGER =
 
 type Block = Exclude<AnthropicMessage['content'], string>[number];
 
+/** Claude's limit on cache_control blocks per request. */
+const MAX_BREAKPOINTS = 4;
+
 /** The prompt in Claude's cache order, each piece marked when it carries a cache_control breakpoint. */
 function segments(req: MessagesRequest): CacheSegment[] {
   const seg = (v: unknown): CacheSegment => {
@@ -96,6 +99,9 @@ const hasBeta = (ex: Exchange, prefix: string) => betas(ex).some((b) => b.starts
  * tool-use loop starting with its thinking block. The message of the first failure, or undefined.
  */
 function refusal(ex: Exchange, req: MessagesRequest): string | undefined {
+  const marked = segments(req).filter((s) => s.breakpoint).length;
+  if (marked > MAX_BREAKPOINTS)
+    return `A maximum of ${MAX_BREAKPOINTS} blocks with cache_control may be provided. Found ${marked}.`;
   if (req.messages.some((m) => m.role === 'system') && !hasBeta(ex, 'mid-conversation-system-'))
     return 'messages: system turns need the mid-conversation-system beta';
   if (req.context_management && !hasBeta(ex, 'context-management-'))

@@ -104,6 +104,13 @@ function invalid(req: ConverseRequest): string | undefined {
   const toolBlocks = req.messages.some((m) => m.content.some((b) => b.toolUse || b.toolResult));
   if (toolBlocks && !req.toolConfig)
     return 'The toolConfig field must be defined when using toolUse and toolResult content blocks.';
+  const points = [
+    ...(req.toolConfig?.tools ?? []),
+    ...(req.system ?? []),
+    ...req.messages.flatMap((m) => m.content),
+  ].filter((b) => b.cachePoint).length;
+  // Claude's limit of four breakpoints, as checkpoints.
+  if (points > 4) return `The request has ${points} cache checkpoints; at most 4 are allowed.`;
   return undefined;
 }
 
