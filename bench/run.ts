@@ -61,7 +61,7 @@ const result = await runBench({
   pause: values.quick ? { idleS: 2, burstS: 1 } : { idleS: 15, burstS: 3 },
   interleaved: values.quick
     ? { rounds: 2, windowS: 2, rewarmS: 1, warmUpS: 2 }
-    : { rounds: 4, windowS: Number(values.duration), rewarmS: 1, warmUpS: 10 },
+    : { rounds: 6, windowS: 4, rewarmS: 1, warmUpS: 10 },
   p99LimitMs: 50,
   highConcurrency: 50,
   streamChunks: 64,
