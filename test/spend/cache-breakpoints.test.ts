@@ -400,7 +400,59 @@ describe("at most four breakpoints, Claude's limit, on every surface and route",
     expect(await native.text()).toContain(LIMIT_MESSAGE);
   });
 
-  it("the simulator's Claude refuses five, as Claude does, so a request past the limit cannot pass unseen", async () => {
+  const ORDER_MESSAGE =
+    "a ttl='1h' cache_control block must not come after a ttl='5m' cache_control block. Note that blocks are processed in the following order: `tools`, `system`, `messages`.";
+
+  it('a one-hour breakpoint after a five-minute one is refused, in the order Claude reads them', async () => {
+    const before = upstreamCount();
+    const err = await client()
+      .messages.create({
+        model: 'claude',
+        max_tokens: 100,
+        system: [{ type: 'text', text: `${GUIDE} order`, cache_control: { type: 'ephemeral' } }],
+        messages: [
+          {
+            role: 'user',
+            content: [{ type: 'text', text: 'Q?', cache_control: { type: 'ephemeral', ttl: '1h' } }],
+          },
+        ],
+      })
+      .catch((e: unknown) => e);
+    expect((err as InstanceType<typeof Anthropic.BadRequestError>).error).toMatchObject({
+      error: { type: 'invalid_request_error', message: ORDER_MESSAGE },
+    });
+    // A chat client's late system message is system text to Claude, read before every turn: its
+    // five-minute mark lands before the turn's one-hour one.
+    const chat = [
+      {
+        role: 'user',
+        content: [{ type: 'text', text: 'Q?', cache_control: { type: 'ephemeral', ttl: '1h' } }],
+      },
+      {
+        role: 'system',
+        content: [{ type: 'text', text: 'Be brief.', cache_control: { type: 'ephemeral' } }],
+      },
+    ] as unknown as OpenAI.ChatCompletionMessageParam[];
+    const compat = await openai()
+      .chat.completions.create({ model: 'claude-api', messages: chat })
+      .catch((e: unknown) => e);
+    expect(compat).toBeInstanceOf(OpenAI.BadRequestError);
+    expect((compat as InstanceType<typeof OpenAI.BadRequestError>).message).toContain(ORDER_MESSAGE);
+    expect(upstreamCount()).toBe(before);
+    // Marked the other way round, the conversation reads five minutes then an hour, but Claude reads
+    // the one-hour system text first: accepted.
+    const swapped = [
+      { role: 'user', content: [{ type: 'text', text: 'Q?', cache_control: { type: 'ephemeral' } }] },
+      {
+        role: 'system',
+        content: [{ type: 'text', text: 'Be brief.', cache_control: { type: 'ephemeral', ttl: '1h' } }],
+      },
+    ] as unknown as OpenAI.ChatCompletionMessageParam[];
+    await openai().chat.completions.create({ model: 'claude-api', messages: swapped });
+    expect(upstreamCount()).toBe(before + 1);
+  });
+
+  it("the simulator's Claude refuses five, and a late one-hour mark, as Claude does", async () => {
     const res = await fetch(`${sim.url}/v1/messages`, {
       method: 'POST',
       headers: {
@@ -418,6 +470,27 @@ describe("at most four breakpoints, Claude's limit, on every surface and route",
     expect(await res.json()).toMatchObject({
       error: { type: 'invalid_request_error', message: LIMIT_MESSAGE },
     });
+    const late = await fetch(`${sim.url}/v1/messages`, {
+      method: 'POST',
+      headers: {
+        'x-api-key': 'sk-test',
+        'anthropic-version': '2023-06-01',
+        'content-type': 'application/json',
+      },
+      body: JSON.stringify({
+        model: 'claude-haiku-4-5',
+        max_tokens: 50,
+        system: [{ type: 'text', text: 'Be brief.', cache_control: { type: 'ephemeral' } }],
+        messages: [
+          {
+            role: 'user',
+            content: [{ type: 'text', text: 'Q?', cache_control: { type: 'ephemeral', ttl: '1h' } }],
+          },
+        ],
+      }),
+    });
+    expect(late.status).toBe(400);
+    expect(await late.json()).toMatchObject({ error: { message: ORDER_MESSAGE } });
   });
 });
 

@@ -25,27 +25,37 @@ export function breakpoint(control: unknown): CacheBreakpoint | undefined {
 /** Claude's limit on Anthropic, Vertex AI and Bedrock: prompt-cache breakpoints per request. */
 export const MAX_BREAKPOINTS = 4;
 
-const asksForBreakpoint = (x: unknown): boolean =>
-  x !== null && typeof x === 'object' && 'cache_control' in x && breakpoint(x.cache_control) !== undefined;
-
-/** How many of the blocks (or parts, or tools) carry a `cache_control` that asks for a breakpoint. */
-export function countMarked(blocks: readonly unknown[] | string | null | undefined): number {
-  if (!Array.isArray(blocks)) return 0;
-  let n = 0;
-  for (const b of blocks) if (asksForBreakpoint(b)) n++;
-  return n;
+/** Appends the breakpoints that the blocks (or parts, or tools) ask for, in their order. */
+export function collectBreakpoints(
+  blocks: readonly unknown[] | string | null | undefined,
+  out: CacheBreakpoint[],
+): void {
+  if (!Array.isArray(blocks)) return;
+  for (const b of blocks) {
+    if (b === null || typeof b !== 'object' || !('cache_control' in b)) continue;
+    const cache = breakpoint(b.cache_control);
+    if (cache) out.push(cache);
+  }
 }
 
 /**
- * Refuses more breakpoints than Claude takes, on every route: the limit is Claude's, but a workflow
- * may fail over to Claude, and a request refused upstream would read as the provider's failure.
- * In Anthropic's own words, so a Messages client reads what Claude itself would have said.
+ * Refuses breakpoints Claude would refuse, on every route (a workflow may fail over to Claude, and a
+ * refusal from upstream would read as the provider's failure), in Claude's words: more than four,
+ * or a one-hour breakpoint after a five-minute one. `breakpoints` come in the order Claude
+ * processes them: tools, system, messages.
  */
-export function checkBreakpointCount(found: number, param: string): void {
-  if (found > MAX_BREAKPOINTS)
+export function checkBreakpoints(breakpoints: readonly CacheBreakpoint[], param: string): void {
+  if (breakpoints.length > MAX_BREAKPOINTS)
     throw new GatewayError(
       'invalid_request',
-      `A maximum of ${MAX_BREAKPOINTS} blocks with cache_control may be provided. Found ${found}.`,
+      `A maximum of ${MAX_BREAKPOINTS} blocks with cache_control may be provided. Found ${breakpoints.length}.`,
+      { param },
+    );
+  const firstShort = breakpoints.findIndex((b) => b.ttl !== '1h');
+  if (firstShort !== -1 && breakpoints.slice(firstShort).some((b) => b.ttl === '1h'))
+    throw new GatewayError(
+      'invalid_request',
+      "a ttl='1h' cache_control block must not come after a ttl='5m' cache_control block. Note that blocks are processed in the following order: `tools`, `system`, `messages`.",
       { param },
     );
 }
@@ -66,6 +76,8 @@ export function marked(blocks: readonly object[] | string | null): Pick<ChatMess
 type PartInput = ContentPart & { cache_control?: unknown };
 type MessageInput = Omit<ChatMessage, 'content'> & { content: string | PartInput[] | null };
 
+const isSystem = (m: MessageInput): boolean => m.role === 'system' || m.role === 'developer';
+
 const hasControl = (m: MessageInput): boolean =>
   Array.isArray(m.content) && m.content.some((p) => p.cache_control != null);
 
@@ -75,9 +87,11 @@ const hasControl = (m: MessageInput): boolean =>
  */
 export function withBreakpoints(messages: MessageInput[]): ChatMessage[] {
   if (!messages.some(hasControl)) return messages as ChatMessage[];
-  let found = 0;
-  for (const m of messages) found += countMarked(m.content);
-  checkBreakpointCount(found, 'messages');
+  // Claude reads system text first, wherever the system messages stand in the conversation.
+  const found: CacheBreakpoint[] = [];
+  for (const m of messages) if (isSystem(m)) collectBreakpoints(m.content, found);
+  for (const m of messages) if (!isSystem(m)) collectBreakpoints(m.content, found);
+  checkBreakpoints(found, 'messages');
   return messages.map((m) => {
     if (!hasControl(m)) return m as ChatMessage;
     const parts = m.content as PartInput[];

@@ -7,7 +7,7 @@ import type {
   NativeRequest,
   ToolCall,
 } from '../providers/types.ts';
-import { breakpoint, checkBreakpointCount, countMarked, marked } from './cache-control.ts';
+import { breakpoint, checkBreakpoints, collectBreakpoints, marked } from './cache-control.ts';
 import { isObjectSchema } from './common-schema.ts';
 import { nativeMessages } from './messages-native.ts';
 import {
@@ -371,11 +371,13 @@ export interface MessagesRequest {
   native: NativeRequest;
 }
 
-/** The blocks and tools that ask for a breakpoint, counted as Claude counts them. */
-function breakpointsOf(body: MessagesBody): number {
-  let n = countMarked(body.tools) + countMarked(body.system);
-  for (const m of body.messages) n += countMarked(m.content);
-  return n;
+/** The breakpoints the tools and blocks ask for, in the order Claude processes them. */
+function breakpointsOf(body: MessagesBody): CacheBreakpoint[] {
+  const out: CacheBreakpoint[] = [];
+  collectBreakpoints(body.tools, out);
+  collectBreakpoints(body.system, out);
+  for (const m of body.messages) collectBreakpoints(m.content, out);
+  return out;
 }
 
 /**
@@ -394,7 +396,7 @@ export function messagesRequest(
     throw new GatewayError('invalid_request', `tool_choice "${body.tool_choice?.type}" needs tools.`, {
       param: 'tool_choice',
     });
-  checkBreakpointCount(breakpointsOf(body), 'messages');
+  checkBreakpoints(breakpointsOf(body), 'messages');
   const p = prompt(body);
   return {
     body: {

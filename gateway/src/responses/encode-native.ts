@@ -51,5 +51,9 @@ export function encodeNative(
 ): FastifyReply {
   reply.headers(serviceHeaders(ex, result, { duration: true }));
   if (result.kind === 'failed' || format === 'wrapped') return reply.code(200).send(wrappedBody(ex, result));
-  return reply.send(dataOf(result));
+  const data = dataOf(result);
+  // A structured answer may be any JSON value: fastify would send a string as text/plain, unquoted.
+  if (data === null || typeof data !== 'object')
+    return reply.type('application/json; charset=utf-8').send(JSON.stringify(data));
+  return reply.send(data);
 }

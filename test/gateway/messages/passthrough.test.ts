@@ -101,7 +101,8 @@ const WEATHER = {
   name: 'get_weather',
   description: 'Weather for a city.',
   input_schema: { type: 'object' as const, properties: { city: { type: 'string' } }, required: ['city'] },
-  cache_control: { type: 'ephemeral' as const },
+  // One hour, as the system text after it: Claude refuses a one-hour breakpoint after a five-minute one.
+  cache_control: { type: 'ephemeral' as const, ttl: '1h' as const },
 };
 const SYSTEM: Anthropic.TextBlockParam[] = [
   { type: 'text', text: 'You are a weather assistant.' },

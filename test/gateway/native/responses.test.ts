@@ -360,6 +360,20 @@ describe('structured output', () => {
     expectPerson(r.json.data);
   });
 
+  it('raw: a structured answer that is not an object is still JSON (a string comes quoted)', async () => {
+    for (const schema of [{ type: 'string' }, { type: 'integer' }, { type: 'boolean' }]) {
+      const r = await post<unknown>(env.gw.url, {
+        provider: 'oai',
+        model: 'gpt-4o-mini',
+        messages: userMsg(),
+        structured_output_schema: schema,
+      });
+      expect(r.status).toBe(200);
+      expect(r.headers.get('content-type')).toMatch(/^application\/json/);
+      expect(typeof r.json).toBe(schema.type === 'integer' ? 'number' : schema.type);
+    }
+  });
+
   it('structured output works through gemini too (raw format, responseSchema upstream)', async () => {
     const r = await post<Record<string, unknown>>(env.gw.url, {
       provider: 'gem',

@@ -99,9 +99,12 @@ const hasBeta = (ex: Exchange, prefix: string) => betas(ex).some((b) => b.starts
  * tool-use loop starting with its thinking block. The message of the first failure, or undefined.
  */
 function refusal(ex: Exchange, req: MessagesRequest): string | undefined {
-  const marked = segments(req).filter((s) => s.breakpoint).length;
-  if (marked > MAX_BREAKPOINTS)
-    return `A maximum of ${MAX_BREAKPOINTS} blocks with cache_control may be provided. Found ${marked}.`;
+  const marks = segments(req).filter((s) => s.breakpoint);
+  if (marks.length > MAX_BREAKPOINTS)
+    return `A maximum of ${MAX_BREAKPOINTS} blocks with cache_control may be provided. Found ${marks.length}.`;
+  const firstShort = marks.findIndex((s) => s.ttl !== '1h');
+  if (firstShort !== -1 && marks.slice(firstShort).some((s) => s.ttl === '1h'))
+    return "a ttl='1h' cache_control block must not come after a ttl='5m' cache_control block. Note that blocks are processed in the following order: `tools`, `system`, `messages`.";
   if (req.messages.some((m) => m.role === 'system') && !hasBeta(ex, 'mid-conversation-system-'))
     return 'messages: system turns need the mid-conversation-system beta';
   if (req.context_management && !hasBeta(ex, 'context-management-'))
