@@ -452,42 +452,32 @@ describe("at most four breakpoints, Claude's limit, on every surface and route",
     expect(upstreamCount()).toBe(before + 1);
   });
 
-  it("the simulator's Claude refuses five, and a late one-hour mark, as Claude does", async () => {
-    const res = await fetch(`${sim.url}/v1/messages`, {
+  /** A Messages request straight to the simulator's Claude, not through the gateway. */
+  const toSimulator = (body: Record<string, unknown>) =>
+    fetch(`${sim.url}/v1/messages`, {
       method: 'POST',
       headers: {
         'x-api-key': 'sk-test',
         'anthropic-version': '2023-06-01',
         'content-type': 'application/json',
       },
-      body: JSON.stringify({
-        model: 'claude-haiku-4-5',
-        max_tokens: 50,
-        messages: markedTurns(5, 'limit sim'),
-      }),
+      body: JSON.stringify({ model: 'claude-haiku-4-5', max_tokens: 50, ...body }),
     });
+
+  it("the simulator's Claude refuses five, and a late one-hour mark, as Claude does", async () => {
+    const res = await toSimulator({ messages: markedTurns(5, 'limit sim') });
     expect(res.status).toBe(400);
     expect(await res.json()).toMatchObject({
       error: { type: 'invalid_request_error', message: LIMIT_MESSAGE },
     });
-    const late = await fetch(`${sim.url}/v1/messages`, {
-      method: 'POST',
-      headers: {
-        'x-api-key': 'sk-test',
-        'anthropic-version': '2023-06-01',
-        'content-type': 'application/json',
-      },
-      body: JSON.stringify({
-        model: 'claude-haiku-4-5',
-        max_tokens: 50,
-        system: [{ type: 'text', text: 'Be brief.', cache_control: { type: 'ephemeral' } }],
-        messages: [
-          {
-            role: 'user',
-            content: [{ type: 'text', text: 'Q?', cache_control: { type: 'ephemeral', ttl: '1h' } }],
-          },
-        ],
-      }),
+    const late = await toSimulator({
+      system: [{ type: 'text', text: 'Be brief.', cache_control: { type: 'ephemeral' } }],
+      messages: [
+        {
+          role: 'user',
+          content: [{ type: 'text', text: 'Q?', cache_control: { type: 'ephemeral', ttl: '1h' } }],
+        },
+      ],
     });
     expect(late.status).toBe(400);
     expect(await late.json()).toMatchObject({ error: { message: ORDER_MESSAGE } });
