@@ -66,10 +66,9 @@ export function checkBreakpoints(breakpoints: readonly CacheBreakpoint[], param:
  * same prefix and a little more.
  */
 export function marked(blocks: readonly object[] | string | null): Pick<ChatMessage, 'cache'> {
-  if (blocks === null || typeof blocks === 'string') return {};
-  const cache = blocks
-    .map((b) => ('cache_control' in b ? breakpoint(b.cache_control) : undefined))
-    .findLast((c) => c !== undefined);
+  const found: CacheBreakpoint[] = [];
+  collectBreakpoints(blocks, found);
+  const cache = found.at(-1);
   return cache ? { cache } : {};
 }
 
