@@ -1,26 +1,42 @@
 import { startRedis } from '#devkit/redis';
-import { cannon, cannonWithCpu, median } from './load.ts';
+import { cannon, cannonWithCpu, latencyPoint, median, percentiles } from './load.ts';
+import { streamProbe } from './stream-probe.ts';
 import {
+  directTarget,
   type GatewayTargetOptions,
   gatewayTarget,
   passthroughTarget,
+  portkeyTarget,
+  type RequestSpec,
   type Sim,
   type Target,
 } from './targets.ts';
 
 /**
- * The two goals that are ratios of targets (CPU per request against the stateless gateway,
- * throughput against the pass-through), measured in one stretch. The rows above measure each target
+ * The goals that compare targets, measured in one stretch. The rows above measure each target
  * minutes after the other, and on a shared 2-vCPU machine one build's CPU per request moves by a
- * third between runs, so a ratio of two rows is mostly the machine's drift. Here the three targets
- * are up at once (each gateway on its own Redis: a snapshot is per Redis) and serve the compatible
- * surface saturated at the bench's connections in turn, the order reversed every round; each window
- * is preceded by a short unrecorded burst, since a pod that idled while the others ran is slower for
- * its first second. A ratio is taken within each round, from windows seconds apart, and the report
- * gives the median over the rounds.
+ * third between runs, so a ratio or a difference of two rows is mostly the machine's drift. Here
+ * the targets are up at once (each gateway on its own Redis: a snapshot is per Redis) and are
+ * measured in turn, the order reversed every round:
+ * - saturated windows of the compatible surface at the bench's connections, for the ratio goals
+ *   (CPU per request against the stateless gateway; throughput against the pass-through and
+ *   Portkey); each preceded by a short unrecorded burst, since a pod that idled while the others
+ *   ran is slower for its first second;
+ * - windows at concurrency 1 of the simulator itself and of the stateful gateway (a plain request
+ *   and a cache hit), for the added-latency goals;
+ * - streams one at a time, straight from the simulator and through the stateful gateway, for the
+ *   time-to-first-token overhead.
+ * A ratio or a difference is taken within each round, from windows seconds apart, and the report
+ * gives the median over the rounds; first-token times are pooled over the rounds (a round has only a
+ * few streams) and their p50s compared.
  */
 
-export const INTERLEAVED_TARGETS = ['passthrough', 'gateway stateless compat', 'gateway compat'] as const;
+export const INTERLEAVED_TARGETS = [
+  'passthrough',
+  'gateway stateless compat',
+  'gateway compat',
+  'portkey',
+] as const;
 export type InterleavedTarget = (typeof INTERLEAVED_TARGETS)[number];
 
 export interface InterleavedWindow {
@@ -34,6 +50,28 @@ export interface InterleavedWindow {
   mainThreadBusy: number;
 }
 
+/** What the latency windows and the streams are taken of. */
+export const LATENCY_TARGETS = ['direct', 'gateway compat', 'gateway cache hit'] as const;
+export type LatencyTarget = (typeof LATENCY_TARGETS)[number];
+
+/** One window at concurrency 1 (milliseconds). */
+export interface InterleavedLatency {
+  target: LatencyTarget;
+  round: number;
+  p50: number;
+  p99: number;
+  requests: number;
+  errors: number;
+}
+
+/** One round's streams of one target, one at a time: each one's time to first token (ms). */
+export interface InterleavedStreams {
+  target: Extract<LatencyTarget, 'direct' | 'gateway compat'>;
+  round: number;
+  ttftMs: number[];
+  errors: number;
+}
+
 export interface InterleavedResult {
   rounds: number;
   windowS: number;
@@ -41,6 +79,11 @@ export interface InterleavedResult {
   warmUpS: number;
   connections: number;
   windows: InterleavedWindow[];
+  /** Seconds per window at concurrency 1. Absent, with `latency` and `streams`, in older results. */
+  c1WindowS?: number;
+  latency?: InterleavedLatency[];
+  streamsPerRound?: number;
+  streams?: InterleavedStreams[];
 }
 
 export interface InterleavedOptions {
@@ -49,11 +92,24 @@ export interface InterleavedOptions {
   rewarmS: number;
   warmUpS: number;
   connections: number;
+  /** Seconds per window at concurrency 1, each after a quarter of that unrecorded. */
+  c1WindowS: number;
+  /** Streams per round and target, one at a time. */
+  streamsPerRound: number;
+  /** Portkey among the saturated targets (when the run has it). */
+  portkey: boolean;
   gateway?: Pick<GatewayTargetOptions, 'root' | 'nodeFlags' | 'cgroup' | 'env'>;
   log(line: string): void;
 }
 
 const round1 = (n: number) => Math.round(n * 10) / 10;
+const round3 = (n: number) => Math.round(n * 1000) / 1000;
+
+const surface = (t: Target, name: string) => {
+  const found = t.surfaces.find((x) => x.name === name);
+  if (!found) throw new Error(`${t.name} has no surface ${name}`);
+  return found;
+};
 
 export async function measureInterleaved(sims: Sim[], o: InterleavedOptions): Promise<InterleavedResult> {
   const sim = sims[0]!;
@@ -62,17 +118,33 @@ export async function measureInterleaved(sims: Sim[], o: InterleavedOptions): Pr
   try {
     started.push(await passthroughTarget(sims));
     started.push(await gatewayTarget(sims, redises[0]!.url, { ...o.gateway, variant: 'stateless' }));
-    started.push(await gatewayTarget(sims, redises[1]!.url, { ...o.gateway, variant: 'stateful' }));
+    const gateway = await gatewayTarget(sims, redises[1]!.url, { ...o.gateway, variant: 'stateful' });
+    started.push(gateway);
+    if (o.portkey) started.push(await portkeyTarget(sims));
     const targets = started.map((t, i) => ({
       name: INTERLEAVED_TARGETS[i]!,
       pid: t.pid,
       spec: t.surfaces[0]!.request(sim, false),
     }));
+    const direct = directTarget(sims).surfaces[0]!;
+    const c1: { name: LatencyTarget; spec: RequestSpec }[] = [
+      { name: 'direct', spec: direct.request(sim, false) },
+      { name: 'gateway compat', spec: surface(gateway, 'gateway compat').request(sim, false) },
+      { name: 'gateway cache hit', spec: surface(gateway, 'gateway cache hit').request(sim, false) },
+    ];
+    const streamed: { name: InterleavedStreams['target']; spec: RequestSpec }[] = [
+      { name: 'direct', spec: direct.request(sim, true) },
+      { name: 'gateway compat', spec: surface(gateway, 'gateway compat').request(sim, true) },
+    ];
     for (const t of targets) await cannon(t.spec, o.connections, o.warmUpS);
+    for (const t of c1) await latencyPoint(t.spec, 1, o.c1WindowS * 1000);
+    for (const t of streamed) await streamProbe(t.spec, 2, 1);
     const windows: InterleavedWindow[] = [];
+    const latency: InterleavedLatency[] = [];
+    const streams: InterleavedStreams[] = [];
+    const inTurn = <T>(xs: T[], round: number) => (round % 2 === 0 ? xs : [...xs].reverse());
     for (let round = 0; round < o.rounds; round++) {
-      const order = round % 2 === 0 ? targets : [...targets].reverse();
-      for (const t of order) {
+      for (const t of inTurn(targets, round)) {
         await cannon(t.spec, o.connections, o.rewarmS);
         const run = await cannonWithCpu(t.pid, t.spec, o.connections, o.windowS);
         windows.push({
@@ -86,9 +158,33 @@ export async function measureInterleaved(sims: Sim[], o: InterleavedOptions): Pr
           mainThreadBusy: Math.round(run.mainThreadBusy * 100) / 100,
         });
       }
+      for (const t of inTurn(c1, round)) {
+        await latencyPoint(t.spec, 1, (o.c1WindowS * 1000) / 4);
+        const p = await latencyPoint(t.spec, 1, o.c1WindowS * 1000);
+        latency.push({
+          target: t.name,
+          round,
+          p50: round3(p.p50),
+          p99: round3(p.p99),
+          requests: p.requests,
+          errors: p.errors,
+        });
+      }
+      for (const t of inTurn(streamed, round)) {
+        const ttftMs: number[] = [];
+        let errors = 0;
+        // One stream per probe, so each first-token time is kept, not only a percentile of them.
+        for (let i = 0; i < o.streamsPerRound; i++) {
+          const p = await streamProbe(t.spec, 1, 1);
+          if (p.streams === 1) ttftMs.push(round3(p.ttft.p50));
+          errors += p.errors;
+        }
+        streams.push({ target: t.name, round, ttftMs, errors });
+      }
       const mine = windows.filter((w) => w.round === round);
+      const lat = latency.filter((w) => w.round === round);
       o.log(
-        `  interleaved round ${round + 1}: ${mine.map((w) => `${w.target} ${w.rps} req/s ${w.cpuPerRequestUs.toFixed(0)} µs`).join('; ')}`,
+        `  interleaved round ${round + 1}: ${mine.map((w) => `${w.target} ${w.rps} req/s ${w.cpuPerRequestUs.toFixed(0)} µs`).join('; ')}; c1 p50 ${lat.map((w) => `${w.target} ${w.p50.toFixed(3)}`).join(', ')} ms`,
       );
     }
     return {
@@ -98,6 +194,10 @@ export async function measureInterleaved(sims: Sim[], o: InterleavedOptions): Pr
       warmUpS: o.warmUpS,
       connections: o.connections,
       windows,
+      c1WindowS: o.c1WindowS,
+      latency,
+      streamsPerRound: o.streamsPerRound,
+      streams,
     };
   } finally {
     for (const t of started) await t.stop();
@@ -119,4 +219,43 @@ export function roundRatio(
     if (wa && wb) perRound.push(value(wa) / value(wb));
   }
   return { median: median(perRound), perRound };
+}
+
+/** Per round, `a`'s latency minus `b`'s at quantile `q` (ms); the median over the rounds. */
+export function roundDifference(
+  r: InterleavedResult,
+  a: LatencyTarget,
+  b: LatencyTarget,
+  q: 'p50' | 'p99',
+): { median: number; perRound: number[] } {
+  const perRound: number[] = [];
+  for (let round = 0; round < r.rounds; round++) {
+    const wa = r.latency?.find((w) => w.round === round && w.target === a);
+    const wb = r.latency?.find((w) => w.round === round && w.target === b);
+    if (wa && wb && wa.requests > 0 && wb.requests > 0) perRound.push(wa[q] - wb[q]);
+  }
+  return { median: median(perRound), perRound };
+}
+
+/**
+ * Time to first token through the gateway over the simulator's own: the p50 of each target's
+ * streams pooled over the rounds (a round holds a few streams each), and their difference (ms).
+ */
+export function ttftOverhead(r: InterleavedResult): {
+  gateway: number;
+  direct: number;
+  overhead: number;
+  streams: number;
+} {
+  const pooled = (t: InterleavedStreams['target']) =>
+    (r.streams ?? []).filter((s) => s.target === t).flatMap((s) => s.ttftMs);
+  const gw = pooled('gateway compat');
+  const direct = pooled('direct');
+  const p50 = (xs: number[]) => (xs.length ? percentiles(xs).p50 : Number.NaN);
+  return {
+    gateway: p50(gw),
+    direct: p50(direct),
+    overhead: p50(gw) - p50(direct),
+    streams: Math.min(gw.length, direct.length),
+  };
 }

@@ -46,11 +46,20 @@ export interface BenchOptions {
   /** After its rows, a target idles `idleS` and then serves its first surface `burstS` at high concurrency. */
   pause: { idleS: number; burstS: number };
   /**
-   * After the targets, the pass-through and both gateway variants served in turn (bench/interleaved.ts),
-   * when all three are among the targets: `rounds` of `windowS` each, every window after `rewarmS`
-   * unrecorded, all after `warmUpS` per target.
+   * After the targets, the goals that compare targets measured in turn (bench/interleaved.ts), when
+   * the pass-through and both gateway variants are among the targets (Portkey too when it is):
+   * `rounds` of saturated `windowS` windows each after `rewarmS` unrecorded, all after `warmUpS`
+   * per target; then per round a `c1WindowS` window at concurrency 1 of the simulator, the gateway
+   * and its cache hit, and `streamsPerRound` streams of the simulator and the gateway.
    */
-  interleaved?: { rounds: number; windowS: number; rewarmS: number; warmUpS: number };
+  interleaved?: {
+    rounds: number;
+    windowS: number;
+    rewarmS: number;
+    warmUpS: number;
+    c1WindowS: number;
+    streamsPerRound: number;
+  };
   cpuProfDir?: string;
   /** How the gateway targets run (another checkout's dist/, Node flags, the pod's memory limit). */
   gateway?: Pick<GatewayTargetOptions, 'root' | 'nodeFlags' | 'cgroup' | 'env'>;
@@ -303,10 +312,12 @@ export async function runBench(o: BenchOptions): Promise<BenchResult> {
     }
     const pairs = ['passthrough', 'stateless', 'gateway'] as const;
     if (o.interleaved && pairs.every((n) => o.targets.includes(n))) {
-      o.log(`interleaved: ${pairs.join(', ')} (load average ${loadavg()[0]?.toFixed(2)})`);
+      const also = o.targets.includes('portkey') ? ', portkey' : '';
+      o.log(`interleaved: ${pairs.join(', ')}${also} (load average ${loadavg()[0]?.toFixed(2)})`);
       interleaved = await measureInterleaved(sims, {
         ...o.interleaved,
         connections: o.highConcurrency,
+        portkey: o.targets.includes('portkey'),
         ...(o.gateway ? { gateway: o.gateway } : {}),
         log: o.log,
       });

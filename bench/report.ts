@@ -1,4 +1,10 @@
-import { INTERLEAVED_TARGETS, roundRatio } from './interleaved.ts';
+import {
+  INTERLEAVED_TARGETS,
+  LATENCY_TARGETS,
+  roundDifference,
+  roundRatio,
+  ttftOverhead,
+} from './interleaved.ts';
 import { describeRuntime } from './lib/pod-runtime.ts';
 import { median } from './load.ts';
 import { type BenchResult, IDLE_PAUSE_MS, type SurfaceResult } from './orchestrator.ts';
@@ -69,13 +75,19 @@ export function ratios(r: BenchResult): { label: string; value: number }[] {
   return out.filter((x) => Number.isFinite(x.value) && x.value > 0);
 }
 
-/** The interleaved stretch's two ratios, the median over its rounds (NaN without one). */
-function interleavedRatios(r: BenchResult): { cpu: number; byPass: number } {
+/** The interleaved stretch's figures for the goals (NaN without one, or without that part of it). */
+function interleavedGoals(r: BenchResult) {
   const x = r.interleaved;
-  if (!x) return { cpu: Number.NaN, byPass: Number.NaN };
+  const none = Number.NaN;
+  if (!x) return { cpu: none, byPass: none, byPortkey: none, p50: none, p99: none, hit: none, ttft: none };
   return {
     cpu: roundRatio(x, 'gateway compat', 'gateway stateless compat', (w) => w.cpuPerRequestUs).median,
     byPass: roundRatio(x, 'gateway compat', 'passthrough', (w) => w.rps).median,
+    byPortkey: roundRatio(x, 'gateway compat', 'portkey', (w) => w.rps).median,
+    p50: roundDifference(x, 'gateway compat', 'direct', 'p50').median,
+    p99: roundDifference(x, 'gateway compat', 'direct', 'p99').median,
+    hit: roundDifference(x, 'gateway cache hit', 'direct', 'p50').median,
+    ttft: ttftOverhead(x).overhead,
   };
 }
 
@@ -99,17 +111,17 @@ function goals(r: BenchResult): string[] {
   const p99 = added(r, gw.s, d0, 'c1', 'p99');
   const byPortkey = rps('gateway compat') / rps('portkey');
   const byPass = rps('gateway compat') / rps('passthrough');
-  const inter = interleavedRatios(r);
+  const inter = interleavedGoals(r);
   const none = Number.NaN;
   // [goal, target, rows' figure, interleaved figure, how a figure passes]
   const g: [string, string, number, number, (v: number) => boolean][] = [
     ['CPU per request / stateless', '≤ 1.2×', cpuRatio, inter.cpu, (v) => v <= 1.2],
-    ['added p50, concurrency 1', '≤ 0.5 ms', p50, none, (v) => v <= 0.5],
-    ['added p99, concurrency 1', '≤ 2 ms', p99, none, (v) => v <= 2],
-    ['cache hit added p50, concurrency 1', '≤ 0.3 ms', hitAdded, none, (v) => v <= 0.3],
-    ['throughput / portkey', '≥ 3×', byPortkey, none, (v) => v >= 3],
+    ['added p50, concurrency 1', '≤ 0.5 ms', p50, inter.p50, (v) => v <= 0.5],
+    ['added p99, concurrency 1', '≤ 2 ms', p99, inter.p99, (v) => v <= 2],
+    ['cache hit added p50, concurrency 1', '≤ 0.3 ms', hitAdded, inter.hit, (v) => v <= 0.3],
+    ['throughput / portkey', '≥ 3×', byPortkey, inter.byPortkey, (v) => v >= 3],
     ['throughput / passthrough', '≥ 0.60', byPass, inter.byPass, (v) => v >= 0.6],
-    ['stream TTFT overhead p50', '≤ 1 ms', ttftOver, none, (v) => v <= 1],
+    ['stream TTFT overhead p50', '≤ 1 ms', ttftOver, inter.ttft, (v) => v <= 1],
     ['RSS idle (MB)', '≤ 100', gw.rss.idle, none, (v) => v <= 100],
     ['RSS peak (MB)', '≤ 200', gw.rss.peak, none, (v) => v <= 200],
     ['start to first 200 (ms)', '≤ 1000', gw.startupMs, none, (v) => v <= 1000],
@@ -125,25 +137,29 @@ function goals(r: BenchResult): string[] {
   ];
 }
 
-/** The interleaved stretch: every window, then the per-round ratios the goals take the median of. */
+/** The interleaved stretch: every window, then the per-round figures the goals take the median of. */
 function interleavedRows(r: BenchResult): string[] {
   const x = r.interleaved;
   if (!x) return [];
   const rounds = Array.from({ length: x.rounds }, (_, i) => i);
   const at = (t: string, round: number) => x.windows.find((w) => w.target === t && w.round === round);
+  const present = INTERLEAVED_TARGETS.filter((t) => x.windows.some((w) => w.target === t));
   const out = [
-    `## Interleaved: the ratio goals in one stretch (compatible surface, ${x.connections} connections, saturated)`,
+    `## Interleaved: the goals that compare targets, in one stretch (compatible surface)`,
     '',
-    'The pass-through and both gateway variants up at once, each gateway on its own Redis, serving in',
-    `turn: ${x.rounds} rounds of ${x.windowS} s windows, the order reversed every round, each window after ${x.rewarmS} s of`,
-    `unrecorded load (${x.warmUpS} s per target before the first round). Each cell is req/s, then CPU µs per request`,
-    "(all threads) and the main thread's µs per request. A ratio is taken within each round, from windows",
-    'seconds apart, so drift of the machine between the rows above does not enter it.',
+    `The targets up at once, each gateway on its own Redis, measured in turn: ${x.rounds} rounds, the order`,
+    'reversed every round. A ratio or a difference is taken within each round, from windows seconds',
+    'apart, so drift of the machine between the rows above does not enter it; the goals read the median',
+    'over the rounds.',
+    '',
+    `Saturated windows of ${x.windowS} s at ${x.connections} connections, each after ${x.rewarmS} s of unrecorded load (${x.warmUpS} s per`,
+    'target before the first round). Each cell is req/s, then CPU µs per request (all threads) and the main',
+    "thread's µs per request.",
     '',
     `| target | ${rounds.map((i) => `round ${i + 1}`).join(' | ')} | median CPU µs / request |`,
     `|---|${rounds.map(() => '---').join('|')}|---|`,
   ];
-  for (const t of INTERLEAVED_TARGETS) {
+  for (const t of present) {
     const cells = rounds.map((i) => {
       const w = at(t, i);
       return w
@@ -153,15 +169,61 @@ function interleavedRows(r: BenchResult): string[] {
     const med = median(x.windows.filter((w) => w.target === t).map((w) => w.cpuPerRequestUs));
     out.push(`| ${t} | ${cells.join(' | ')} | ${f(med, 0)} |`);
   }
-  const cpu = roundRatio(x, 'gateway compat', 'gateway stateless compat', (w) => w.cpuPerRequestUs);
-  const pass = roundRatio(x, 'gateway compat', 'passthrough', (w) => w.rps);
-  const list = (xs: number[]) => xs.map((v) => f(v)).join(', ');
+  const list = (xs: number[], digits = 2) => xs.map((v) => f(v, digits)).join(', ');
+  const ratio = (label: string, a: (typeof present)[number], b: (typeof present)[number], cpu: boolean) => {
+    const q = roundRatio(x, a, b, cpu ? (w) => w.cpuPerRequestUs : (w) => w.rps);
+    return q.perRound.length
+      ? [`- ${label}, per round: ${list(q.perRound)}; median **${f(q.median)}×**`]
+      : [];
+  };
   out.push(
     '',
-    `- CPU per request, gateway compat / gateway stateless compat, per round: ${list(cpu.perRound)}; median **${f(cpu.median)}×**`,
-    `- req/s, gateway compat / passthrough, per round: ${list(pass.perRound)}; median **${f(pass.median)}×**`,
+    ...ratio(
+      'CPU per request, gateway compat / gateway stateless compat',
+      'gateway compat',
+      'gateway stateless compat',
+      true,
+    ),
+    ...ratio('req/s, gateway compat / passthrough', 'gateway compat', 'passthrough', false),
+    ...ratio('req/s, gateway compat / portkey', 'gateway compat', 'portkey', false),
     '',
   );
+  if (x.latency?.length) {
+    const lat = (t: string, round: number) => x.latency?.find((w) => w.target === t && w.round === round);
+    out.push(
+      `Windows of ${x.c1WindowS} s at concurrency 1, each after a quarter of that unrecorded. Each cell is p50 / p99 (ms).`,
+      '',
+      `| target | ${rounds.map((i) => `round ${i + 1}`).join(' | ')} |`,
+      `|---|${rounds.map(() => '---').join('|')}|`,
+    );
+    for (const t of LATENCY_TARGETS) {
+      const cells = rounds.map((i) => {
+        const w = lat(t, i);
+        return w ? `${f(w.p50, 3)} / ${f(w.p99, 3)}${w.errors ? ` (${w.errors} errors)` : ''}` : 'n/a';
+      });
+      out.push(`| ${t} | ${cells.join(' | ')} |`);
+    }
+    const diff = (label: string, a: (typeof LATENCY_TARGETS)[number], q: 'p50' | 'p99') => {
+      const d = roundDifference(x, a, 'direct', q);
+      return `- ${label}, per round: ${list(d.perRound, 3)} ms; median **${f(d.median, 3)} ms**`;
+    };
+    out.push(
+      '',
+      diff('added p50, gateway compat − direct', 'gateway compat', 'p50'),
+      diff('added p99, gateway compat − direct', 'gateway compat', 'p99'),
+      diff('added p50, gateway cache hit − direct', 'gateway cache hit', 'p50'),
+      '',
+    );
+  }
+  if (x.streams?.length) {
+    const t = ttftOverhead(x);
+    const errors = x.streams.reduce((n, s) => n + s.errors, 0);
+    out.push(
+      `Streams one at a time, ${x.streamsPerRound} per round and target: time to first token p50 over ${t.streams} streams each,`,
+      `gateway compat ${f(t.gateway, 3)} ms, direct ${f(t.direct, 3)} ms; overhead **${f(t.overhead, 3)} ms**${errors ? ` (${errors} streams failed)` : ''}.`,
+      '',
+    );
+  }
   return out;
 }
 

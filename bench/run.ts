@@ -60,8 +60,8 @@ const result = await runBench({
     : { targetHighS: 2, surfaceHighS: 5, c1S: 3 },
   pause: values.quick ? { idleS: 2, burstS: 1 } : { idleS: 15, burstS: 3 },
   interleaved: values.quick
-    ? { rounds: 2, windowS: 2, rewarmS: 1, warmUpS: 2 }
-    : { rounds: 6, windowS: 4, rewarmS: 1, warmUpS: 10 },
+    ? { rounds: 2, windowS: 2, rewarmS: 1, warmUpS: 2, c1WindowS: 1, streamsPerRound: 1 }
+    : { rounds: 6, windowS: 4, rewarmS: 1, warmUpS: 10, c1WindowS: 2, streamsPerRound: 3 },
   p99LimitMs: 50,
   highConcurrency: 50,
   streamChunks: 64,

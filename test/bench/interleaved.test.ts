@@ -1,9 +1,17 @@
 /**
- * The bench's ratio goals from its interleaved stretch: a ratio is taken within each round (windows
- * seconds apart) and the goal reads the median over the rounds, so one slow window moves it little.
+ * The bench's goals that compare targets, from its interleaved stretch: a ratio or a difference is
+ * taken within each round (windows seconds apart) and the goal reads the median over the rounds, so
+ * one slow window moves it little; first-token times are pooled over the rounds.
  */
 import { describe, expect, it } from 'vitest';
-import { type InterleavedResult, type InterleavedWindow, roundRatio } from '../../bench/interleaved.ts';
+import {
+  type InterleavedLatency,
+  type InterleavedResult,
+  type InterleavedWindow,
+  roundDifference,
+  roundRatio,
+  ttftOverhead,
+} from '../../bench/interleaved.ts';
 import { median } from '../../bench/load.ts';
 
 const window = (
@@ -22,13 +30,33 @@ const window = (
   mainThreadBusy: 0.95,
 });
 
-const stretch = (windows: InterleavedWindow[], rounds: number): InterleavedResult => ({
+const stretch = (
+  windows: InterleavedWindow[],
+  rounds: number,
+  more: Partial<InterleavedResult> = {},
+): InterleavedResult => ({
   rounds,
   windowS: 5,
   rewarmS: 1,
   warmUpS: 10,
   connections: 50,
   windows,
+  ...more,
+});
+
+const c1 = (
+  target: InterleavedLatency['target'],
+  round: number,
+  p50: number,
+  p99: number,
+  requests = 2000,
+) => ({
+  target,
+  round,
+  p50,
+  p99,
+  requests,
+  errors: 0,
 });
 
 describe('the interleaved ratios of make bench', () => {
@@ -70,5 +98,77 @@ describe('the interleaved ratios of make bench', () => {
     const byPass = roundRatio(r, 'gateway compat', 'passthrough', (w) => w.rps);
     expect(byPass.perRound).toEqual([0.5]);
     expect(byPass.median).toBe(0.5);
+  });
+
+  it('takes Portkey like the pass-through: gateway req/s over its req/s within each round', () => {
+    const r = stretch(
+      [
+        window('portkey', 0, 2000, 400),
+        window('gateway compat', 0, 6400, 160),
+        window('gateway compat', 1, 4800, 210),
+        window('portkey', 1, 1500, 520),
+      ],
+      2,
+    );
+    const byPortkey = roundRatio(r, 'gateway compat', 'portkey', (w) => w.rps);
+    expect(byPortkey.perRound).toEqual([3.2, 3.2]);
+    // Rows from different minutes would read 4800 / 2000 = 2.4 or 6400 / 1500 = 4.3.
+  });
+
+  it('takes added latency as the difference of the two windows of each round, and the median of those', () => {
+    const r = stretch([], 3, {
+      c1WindowS: 2,
+      latency: [
+        c1('direct', 0, 0.3, 0.6),
+        c1('gateway compat', 0, 0.7, 1.4),
+        c1('gateway cache hit', 0, 0.45, 0.9),
+        // A slow round: both windows slower by 0.5 ms, their difference the same.
+        c1('gateway compat', 1, 1.2, 2.9),
+        c1('direct', 1, 0.8, 1.9),
+        c1('gateway cache hit', 1, 0.95, 2.2),
+        c1('direct', 2, 0.3, 0.6),
+        c1('gateway compat', 2, 0.75, 1.5),
+        c1('gateway cache hit', 2, 0.4, 0.8),
+      ],
+    });
+    const p50 = roundDifference(r, 'gateway compat', 'direct', 'p50');
+    expect(p50.perRound.map((x) => Math.round(x * 1000) / 1000)).toEqual([0.4, 0.4, 0.45]);
+    expect(p50.median).toBeCloseTo(0.4, 9);
+    expect(roundDifference(r, 'gateway compat', 'direct', 'p99').median).toBeCloseTo(0.9, 9);
+    const hit = roundDifference(r, 'gateway cache hit', 'direct', 'p50');
+    expect(hit.perRound.map((x) => Math.round(x * 1000) / 1000)).toEqual([0.15, 0.15, 0.1]);
+    // A slow window's p50 against a quiet one's would read 1.2 - 0.3 = 0.9 ms.
+  });
+
+  it('leaves out a round whose window served nothing, and reads NaN from a stretch without latency', () => {
+    const r = stretch([], 2, {
+      latency: [
+        c1('direct', 0, 0.3, 0.6),
+        c1('gateway compat', 0, 0.6, 1.2),
+        c1('direct', 1, 0.3, 0.6),
+        c1('gateway compat', 1, Number.NaN, Number.NaN, 0),
+      ],
+    });
+    expect(roundDifference(r, 'gateway compat', 'direct', 'p50').perRound).toEqual([0.6 - 0.3]);
+    expect(roundDifference(stretch([], 2), 'gateway compat', 'direct', 'p50').median).toBeNaN();
+  });
+
+  it('pools first-token times over the rounds and compares the p50s', () => {
+    const r = stretch([], 2, {
+      streamsPerRound: 3,
+      streams: [
+        { target: 'direct', round: 0, ttftMs: [2.0, 2.2, 2.1], errors: 0 },
+        { target: 'gateway compat', round: 0, ttftMs: [3.1, 2.9, 3.0], errors: 0 },
+        { target: 'gateway compat', round: 1, ttftMs: [3.3, 2.8, 3.2], errors: 0 },
+        { target: 'direct', round: 1, ttftMs: [2.4, 1.9, 2.3], errors: 1 },
+      ],
+    });
+    const t = ttftOverhead(r);
+    expect(t.streams).toBe(6);
+    // Gateway: 2.8 2.9 3.0 3.1 3.2 3.3 → p50 3.0; direct: 1.9 2.0 2.1 2.2 2.3 2.4 → p50 2.1.
+    expect(t.gateway).toBe(3.0);
+    expect(t.direct).toBe(2.1);
+    expect(t.overhead).toBeCloseTo(0.9, 9);
+    expect(ttftOverhead(stretch([], 2)).overhead).toBeNaN();
   });
 });
