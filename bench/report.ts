@@ -191,7 +191,7 @@ function interleavedRows(r: BenchResult): string[] {
   if (x.latency?.length) {
     const lat = (t: string, round: number) => x.latency?.find((w) => w.target === t && w.round === round);
     out.push(
-      `Windows of ${x.c1WindowS} s at concurrency 1, each after a quarter of that unrecorded. Each cell is p50 / p99 (ms).`,
+      `Windows of ${x.c1WindowS} s at concurrency 1, each after as long unrecorded. Each cell is p50 / p99 (ms).`,
       '',
       `| target | ${rounds.map((i) => `round ${i + 1}`).join(' | ')} |`,
       `|---|${rounds.map(() => '---').join('|')}|`,
@@ -219,7 +219,7 @@ function interleavedRows(r: BenchResult): string[] {
     const t = ttftOverhead(x);
     const errors = x.streams.reduce((n, s) => n + s.errors, 0);
     out.push(
-      `Streams one at a time, ${x.streamsPerRound} per round and target: time to first token p50 over ${t.streams} streams each,`,
+      `Streams one at a time, ${x.streamsPerRound} per round and target after one unrecorded: time to first token p50 over ${t.streams} streams each,`,
       `gateway compat ${f(t.gateway, 3)} ms, direct ${f(t.direct, 3)} ms; overhead **${f(t.overhead, 3)} ms**${errors ? ` (${errors} streams failed)` : ''}.`,
       '',
     );
