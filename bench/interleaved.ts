@@ -94,7 +94,7 @@ export interface InterleavedOptions {
   rewarmS: number;
   warmUpS: number;
   connections: number;
-  /** Seconds per window at concurrency 1, each after a quarter of that unrecorded. */
+  /** Seconds per window at concurrency 1, each after as long unrecorded. */
   c1WindowS: number;
   /** Streams per round and target, one at a time. */
   streamsPerRound: number;
