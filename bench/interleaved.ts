@@ -129,14 +129,15 @@ export async function measureInterleaved(sims: Sim[], o: InterleavedOptions): Pr
       spec: t.surfaces[0]!.request(sim, false),
     }));
     const direct = directTarget(sims).surfaces[0]!;
+    const compat = surface(gateway, 'gateway compat');
     const c1: { name: LatencyTarget; spec: RequestSpec }[] = [
       { name: 'direct', spec: direct.request(sim, false) },
-      { name: 'gateway compat', spec: surface(gateway, 'gateway compat').request(sim, false) },
+      { name: 'gateway compat', spec: compat.request(sim, false) },
       { name: 'gateway cache hit', spec: surface(gateway, 'gateway cache hit').request(sim, false) },
     ];
     const streamed: { name: InterleavedStreams['target']; spec: RequestSpec }[] = [
       { name: 'direct', spec: direct.request(sim, true) },
-      { name: 'gateway compat', spec: surface(gateway, 'gateway compat').request(sim, true) },
+      { name: 'gateway compat', spec: compat.request(sim, true) },
     ];
     for (const t of targets) await cannon(t.spec, o.connections, o.warmUpS);
     for (const t of c1) await latencyPoint(t.spec, 1, o.c1WindowS * 1000);
@@ -211,6 +212,27 @@ export async function measureInterleaved(sims: Sim[], o: InterleavedOptions): Pr
   }
 }
 
+/**
+ * For each round, `combine` of that round's `a` and `b` entries (a round lacking either, or where
+ * `combine` gives undefined, is left out); the median over the rounds.
+ */
+function perRound<W extends { round: number; target: string }>(
+  rounds: number,
+  entries: readonly W[],
+  a: W['target'],
+  b: W['target'],
+  combine: (wa: W, wb: W) => number | undefined,
+): { median: number; perRound: number[] } {
+  const out: number[] = [];
+  for (let round = 0; round < rounds; round++) {
+    const wa = entries.find((w) => w.round === round && w.target === a);
+    const wb = entries.find((w) => w.round === round && w.target === b);
+    const v = wa && wb ? combine(wa, wb) : undefined;
+    if (v !== undefined) out.push(v);
+  }
+  return { median: median(out), perRound: out };
+}
+
 /** Per round, `value(a) / value(b)` from that round's windows; the median over the rounds. */
 export function roundRatio(
   r: InterleavedResult,
@@ -218,13 +240,7 @@ export function roundRatio(
   b: InterleavedTarget,
   value: (w: InterleavedWindow) => number,
 ): { median: number; perRound: number[] } {
-  const perRound: number[] = [];
-  for (let round = 0; round < r.rounds; round++) {
-    const wa = r.windows.find((w) => w.round === round && w.target === a);
-    const wb = r.windows.find((w) => w.round === round && w.target === b);
-    if (wa && wb) perRound.push(value(wa) / value(wb));
-  }
-  return { median: median(perRound), perRound };
+  return perRound(r.rounds, r.windows, a, b, (wa, wb) => value(wa) / value(wb));
 }
 
 /** Per round, `a`'s latency minus `b`'s at quantile `q` (ms); the median over the rounds. */
@@ -234,13 +250,9 @@ export function roundDifference(
   b: LatencyTarget,
   q: 'p50' | 'p99',
 ): { median: number; perRound: number[] } {
-  const perRound: number[] = [];
-  for (let round = 0; round < r.rounds; round++) {
-    const wa = r.latency?.find((w) => w.round === round && w.target === a);
-    const wb = r.latency?.find((w) => w.round === round && w.target === b);
-    if (wa && wb && wa.requests > 0 && wb.requests > 0) perRound.push(wa[q] - wb[q]);
-  }
-  return { median: median(perRound), perRound };
+  return perRound(r.rounds, r.latency ?? [], a, b, (wa, wb) =>
+    wa.requests > 0 && wb.requests > 0 ? wa[q] - wb[q] : undefined,
+  );
 }
 
 /**
@@ -255,13 +267,15 @@ export function ttftOverhead(r: InterleavedResult): {
 } {
   const pooled = (t: InterleavedStreams['target']) =>
     (r.streams ?? []).filter((s) => s.target === t).flatMap((s) => s.ttftMs);
+  const p50 = (xs: number[]) => (xs.length ? percentiles(xs).p50 : Number.NaN);
   const gw = pooled('gateway compat');
   const direct = pooled('direct');
-  const p50 = (xs: number[]) => (xs.length ? percentiles(xs).p50 : Number.NaN);
+  const gateway = p50(gw);
+  const simulator = p50(direct);
   return {
-    gateway: p50(gw),
-    direct: p50(direct),
-    overhead: p50(gw) - p50(direct),
+    gateway,
+    direct: simulator,
+    overhead: gateway - simulator,
     streams: Math.min(gw.length, direct.length),
   };
 }
