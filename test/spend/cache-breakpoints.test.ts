@@ -334,6 +334,8 @@ describe('cache_control on chat content parts (compatible and native surfaces)',
 
 describe("at most four breakpoints, Claude's limit, on every surface and route", () => {
   const LIMIT_MESSAGE = 'A maximum of 4 blocks with cache_control may be provided. Found 5.';
+  const ORDER_MESSAGE =
+    "a ttl='1h' cache_control block must not come after a ttl='5m' cache_control block. Note that blocks are processed in the following order: `tools`, `system`, `messages`.";
   /** `marks` user turns each ending in a marked text block, answered in between. */
   const markedTurns = (marks: number, tag: string): Anthropic.MessageParam[] =>
     Array.from({ length: marks }, (_, i): Anthropic.MessageParam[] => [
@@ -369,6 +371,38 @@ describe("at most four breakpoints, Claude's limit, on every surface and route",
     expect(checkpoints(lastUpstream('bedrock'))).toBe(4);
   });
 
+  it('count_tokens: five are refused as /v1/messages refuses them; four are counted', async () => {
+    const err = await client()
+      .messages.countTokens({ model: 'claude', messages: markedTurns(5, 'count five') })
+      .catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(Anthropic.BadRequestError);
+    expect((err as InstanceType<typeof Anthropic.BadRequestError>).error).toMatchObject({
+      type: 'error',
+      error: { type: 'invalid_request_error', message: LIMIT_MESSAGE },
+    });
+    const order = await client()
+      .messages.countTokens({
+        model: 'claude',
+        tools: [{ name: 'lookup', input_schema: { type: 'object' }, cache_control: { type: 'ephemeral' } }],
+        messages: [
+          {
+            role: 'user',
+            content: [{ type: 'text', text: 'Q?', cache_control: { type: 'ephemeral', ttl: '1h' } }],
+          },
+        ],
+      })
+      .catch((e: unknown) => e);
+    expect(order).toBeInstanceOf(Anthropic.BadRequestError);
+    expect((order as InstanceType<typeof Anthropic.BadRequestError>).error).toMatchObject({
+      error: { type: 'invalid_request_error', message: ORDER_MESSAGE },
+    });
+    const four = await client().messages.countTokens({
+      model: 'claude',
+      messages: markedTurns(4, 'count four'),
+    });
+    expect(four.input_tokens).toBeGreaterThan(0);
+  });
+
   it('chat content parts: five marked parts are refused, two in one message counted apart, whatever the slot', async () => {
     const parts = partsMarked('limit compat');
     const user = parts[1] as unknown as { content: Record<string, unknown>[] };
@@ -399,9 +433,6 @@ describe("at most four breakpoints, Claude's limit, on every surface and route",
     expect(native.status).toBe(400);
     expect(await native.text()).toContain(LIMIT_MESSAGE);
   });
-
-  const ORDER_MESSAGE =
-    "a ttl='1h' cache_control block must not come after a ttl='5m' cache_control block. Note that blocks are processed in the following order: `tools`, `system`, `messages`.";
 
   it('a one-hour breakpoint after a five-minute one is refused, in the order Claude reads them', async () => {
     const before = upstreamCount();

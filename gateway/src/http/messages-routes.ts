@@ -6,7 +6,12 @@ import type { Pipeline } from '../pipeline/run.ts';
 import type { ChatMessage, ChatRequest } from '../providers/types.ts';
 import { LIMITS } from '../requests/limits.ts';
 import { countTokensBody, messagesBody } from '../requests/messages-schema.ts';
-import { messagesRequest, promptMessages, rejectMessagesParams } from '../requests/messages-translate.ts';
+import {
+  checkMessagesBreakpoints,
+  messagesRequest,
+  promptMessages,
+  rejectMessagesParams,
+} from '../requests/messages-translate.ts';
 import { parseBody } from '../requests/zod-error.ts';
 import { compatResult } from '../responses/encode-compat.ts';
 import { messageObject } from '../responses/encode-messages.ts';
@@ -67,6 +72,7 @@ export function messagesRoutes(app: FastifyInstance, pipeline: Pipeline): void {
     const auth = gate(req);
     rejectMessagesParams(req.body, COUNT_KEYS);
     const body = parseBody(countTokensBody, req.body);
+    checkMessagesBreakpoints(body);
     const wf = auth.project.workflows.get(body.model);
     if (!wf)
       throw new GatewayError(

@@ -371,13 +371,17 @@ export interface MessagesRequest {
   native: NativeRequest;
 }
 
-/** The breakpoints the tools and blocks ask for, in the order Claude processes them. */
-function breakpointsOf(body: MessagesBody): CacheBreakpoint[] {
+/**
+ * Claude's breakpoint rules (cache-control.ts) over the breakpoints the tools and blocks ask for, in
+ * the order Claude processes them. count_tokens checks them too: a prompt it counts is one that
+ * /v1/messages would take.
+ */
+export function checkMessagesBreakpoints(body: Pick<CountTokensBody, 'tools' | 'system' | 'messages'>): void {
   const out: CacheBreakpoint[] = [];
   collectBreakpoints(body.tools, out);
   collectBreakpoints(body.system, out);
   for (const m of body.messages) collectBreakpoints(m.content, out);
-  return out;
+  checkBreakpoints(out, 'messages');
 }
 
 /**
@@ -396,7 +400,7 @@ export function messagesRequest(
     throw new GatewayError('invalid_request', `tool_choice "${body.tool_choice?.type}" needs tools.`, {
       param: 'tool_choice',
     });
-  checkBreakpoints(breakpointsOf(body), 'messages');
+  checkMessagesBreakpoints(body);
   const p = prompt(body);
   return {
     body: {
