@@ -40,6 +40,7 @@ import {
 } from './server-limits.ts';
 import { sessionRoutes } from './session-routes.ts';
 import { webhookRoutes } from './webhook-routes.ts';
+import { ZOD_ONLY } from './zod-only.ts';
 
 export interface GatewayAppOptions {
   store: SnapshotStore;
@@ -85,6 +86,7 @@ export function buildGatewayApp(opts: GatewayAppOptions): FastifyInstance {
     return503OnClosing: false,
     forceCloseConnections: 'idle',
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: MAX_PARAM_LENGTH },
+    schemaController: ZOD_ONLY,
   });
   app.decorateRequest('auth', null);
   app.decorateRequest('startedAt', 0);

@@ -1,6 +1,7 @@
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { GatewayMetrics } from '../observability/metrics.ts';
 import type { SnapshotStore } from '../snapshot/store.ts';
+import { ZOD_ONLY } from './zod-only.ts';
 
 /** The operations port (9090): Prometheus metrics and probes, kept off the API port. */
 export function buildOpsApp(
@@ -8,7 +9,7 @@ export function buildOpsApp(
   metrics: GatewayMetrics,
   isShuttingDown: () => boolean,
 ): FastifyInstance {
-  const app = Fastify({ logger: false });
+  const app = Fastify({ logger: false, schemaController: ZOD_ONLY });
   app.get('/metrics', async (_req, reply) => {
     const text = await metrics.registry.metrics();
     return reply.header('content-type', metrics.registry.contentType).send(text);

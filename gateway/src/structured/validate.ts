@@ -1,5 +1,6 @@
-import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
-import addFormats from 'ajv-formats';
+import { createRequire } from 'node:module';
+import type { Ajv2020, ValidateFunction } from 'ajv/dist/2020.js';
+import type addFormats from 'ajv-formats';
 import { GatewayError } from '../errors/index.ts';
 import { jsonTooDeep, UPSTREAM_MAX_JSON_DEPTH } from '../json/depth.ts';
 
@@ -8,8 +9,23 @@ import { jsonTooDeep, UPSTREAM_MAX_JSON_DEPTH } from '../json/depth.ts';
  * validators are cached: workflow schemas are compiled once per snapshot, request-supplied schemas
  * once per distinct schema (bounded).
  */
-const ajv = new Ajv2020({ strict: false, allErrors: false, validateFormats: true });
-addFormats.default(ajv);
+
+let ajv: Ajv2020 | undefined;
+
+/**
+ * Ajv and its formats, loaded with the first schema compiled (a synchronous `require`: both are
+ * CommonJS, and compiling happens inside a request): a pod whose workflows and requests carry no
+ * schema never holds them (docs/benchmarks.md, "What a gateway pod loads").
+ */
+function schemaCompiler(): Ajv2020 {
+  if (ajv) return ajv;
+  const require = createRequire(import.meta.url);
+  const { Ajv2020: Ajv } = require('ajv/dist/2020.js') as typeof import('ajv/dist/2020.js');
+  const formats = require('ajv-formats') as typeof addFormats;
+  ajv = new Ajv({ strict: false, allErrors: false, validateFormats: true });
+  formats.default(ajv);
+  return ajv;
+}
 
 const byObject = new WeakMap<object, ValidateFunction>();
 const byText = new Map<string, ValidateFunction>();
@@ -42,7 +58,7 @@ function compile(schema: Record<string, unknown>): ValidateFunction {
     try {
       // Draft-07 style `$schema` URIs are accepted; Ajv2020 handles both for the keywords people use.
       const { $schema: _ignored, ...rest } = schema;
-      fn = ajv.compile(rest);
+      fn = schemaCompiler().compile(rest);
     } catch (err) {
       throw new SchemaCompileError(`invalid JSON schema: ${(err as Error).message}`);
     }

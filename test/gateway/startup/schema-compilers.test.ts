@@ -1,0 +1,44 @@
+/**
+ * Pod memory: Fastify's JSON-schema compilers (Ajv, fast-json-stringify) are not loaded, since the
+ * gateway validates with zod; a route that declares a schema fails when the app is built. Ajv itself
+ * comes in with the first structured-output schema, for the gateway's own check of the answer.
+ */
+import { spawnSync } from 'node:child_process';
+import { join } from 'node:path';
+import Fastify from 'fastify';
+import { describe, expect, it } from 'vitest';
+import { ZOD_ONLY } from '#gateway/http/zod-only';
+
+const NODE = join(process.cwd(), 'node_modules/.bin/node');
+
+describe("Fastify's JSON-schema compilers", () => {
+  it('a running gateway resolves none of them serving answers, refusals and metrics; Ajv comes with the first schema', () => {
+    const child = spawnSync(
+      NODE,
+      ['--disable-warning=ExperimentalWarning', 'test/gateway/startup/fixtures/schema-compilers-child.ts'],
+      { encoding: 'utf8', timeout: 60_000 },
+    );
+    expect(child.status, child.stderr).toBe(0);
+    const out = JSON.parse(child.stdout.trim().split('\n').at(-1)!) as {
+      before: string[];
+      after: string[];
+      statuses: number[];
+    };
+    console.log(
+      `compiler packages resolved: ${out.before.length} before a schema, then ${out.after.join(', ')}; statuses ${out.statuses.join(', ')}`,
+    );
+    expect(out.statuses).toEqual([200, 400, 404, 200, 200]);
+    expect(out.before).toEqual([]);
+    expect(out.after).toContain('ajv <- gateway/src/structured/validate.ts');
+    expect(out.after.filter((p) => p.startsWith('@fastify/'))).toEqual([]);
+  });
+
+  it('a route that declares a schema fails when the app is built, saying why', async () => {
+    const app = Fastify({ schemaController: ZOD_ONLY });
+    app.post('/x', { schema: { body: { type: 'object' } } }, async () => ({}));
+    await expect(app.ready()).rejects.toThrow(/validates with zod/);
+    const answers = Fastify({ schemaController: ZOD_ONLY });
+    answers.get('/y', { schema: { response: { 200: { type: 'object' } } } }, async () => ({}));
+    await expect(answers.ready()).rejects.toThrow(/response schema/);
+  });
+});
