@@ -1,6 +1,6 @@
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import { isIP, type LookupFunction } from 'node:net';
-import { Agent, type Dispatcher, request } from 'undici';
+import { Agent, requestVia } from '../upstream/undici-parts.ts';
 import { isBlockedAddress } from './addresses.ts';
 
 /** Refused by the SSRF guard; no connection was opened. */
@@ -78,12 +78,11 @@ export async function outboundFetch(
   const signal = AbortSignal.timeout(init.timeoutMs);
   for (let hop = 0; ; hop++) {
     checkUrl(url, policy);
-    const res = await request(url, {
+    const res = await requestVia(policy.allowPrivateNetworks ? openAgent : guardedAgent, url, {
       method: init.method,
       headers: init.headers,
       body: init.body,
       signal,
-      dispatcher: (policy.allowPrivateNetworks ? openAgent : guardedAgent) as Dispatcher,
       headersTimeout: init.timeoutMs,
       bodyTimeout: init.timeoutMs,
     });

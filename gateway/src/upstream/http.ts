@@ -5,12 +5,13 @@
  * dispatch handler API (body.ts), not `Pool.request`.
  */
 import type { IncomingHttpHeaders } from 'node:http';
-import { type FormData, Pool } from 'undici';
+import type { FormData } from 'undici';
 import { jsonTooDeep, UPSTREAM_MAX_JSON_DEPTH } from '../json/depth.ts';
 import type { UpstreamTarget } from '../providers/types.ts';
 import type { TraceContext } from '../tracing/types.ts';
 import { type UpstreamBody, UpstreamCall } from './body.ts';
 import { UpstreamError } from './errors.ts';
+import { Pool } from './undici-parts.ts';
 
 const pools = new Map<string, Pool>();
 

@@ -1,5 +1,6 @@
 /** Canonical request → OpenAI-style HTTP body. Shared by openai, azure-openai and openai-compatible. */
-import { FormData } from 'undici';
+import type { FormData } from 'undici';
+import { newFormData } from '../../upstream/undici-parts.ts';
 import { structuredInstruction, unmarked } from '../common.ts';
 import { inEffect, type OptionalParam, refuseParam, setParams } from '../optional-params.ts';
 import type {
@@ -220,7 +221,7 @@ function developerToSystem(messages: ChatMessage[]): ChatMessage[] {
 }
 
 function transcriptionForm(req: TranscriptionRequest, m: string | undefined): FormData {
-  const form = new FormData();
+  const form = newFormData();
   form.append('file', new Blob([req.file], { type: req.mimeType }), req.filename);
   if (m !== undefined) form.append('model', m);
   if (req.language !== undefined) form.append('language', req.language);
