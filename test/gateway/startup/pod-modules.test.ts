@@ -2,7 +2,8 @@
  * Pod memory, what a running gateway loads: not Fastify's JSON-schema compilers (Ajv,
  * fast-json-stringify), since the gateway validates with zod, and a route that declares a schema
  * fails when the app is built; Ajv itself only with the first structured-output schema, for the
- * gateway's own check of the answer; of undici, only the dispatchers it calls, not its entry point.
+ * gateway's own check of the answer; of undici, only the dispatchers it calls, not its entry point;
+ * and not Node's bundled undici, which an ESM import of node:http loads.
  */
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
@@ -13,7 +14,7 @@ import { ZOD_ONLY } from '#gateway/http/zod-only';
 const NODE = join(process.cwd(), 'node_modules/.bin/node');
 
 describe('what a gateway pod loads', () => {
-  it('no JSON-schema compiler and no undici entry point serving answers, refusals and metrics; Ajv comes with the first schema', () => {
+  it('no JSON-schema compiler, no undici entry point and no Node-bundled undici serving answers, refusals and metrics; Ajv comes with the first schema', () => {
     const child = spawnSync(
       NODE,
       ['--disable-warning=ExperimentalWarning', 'test/gateway/startup/fixtures/pod-modules-child.ts'],
@@ -21,6 +22,7 @@ describe('what a gateway pod loads', () => {
     );
     expect(child.status, child.stderr).toBe(0);
     const out = JSON.parse(child.stdout.trim().split('\n').at(-1)!) as {
+      nodeUndiciAfter: string | null;
       before: string[];
       after: string[];
       statuses: number[];
@@ -29,6 +31,8 @@ describe('what a gateway pod loads', () => {
       `watched modules resolved: ${out.before.length} before a schema, then ${out.after.join(', ')}; statuses ${out.statuses.join(', ')}`,
     );
     expect(out.statuses).toEqual([200, 400, 404, 200, 200]);
+    // The name of the first entry-point import after which Node's bundled undici was loaded.
+    expect(out.nodeUndiciAfter).toBeNull();
     expect(out.before).toEqual([]);
     expect(out.after).toContain('ajv <- gateway/src/structured/validate.ts');
     expect(out.after.filter((p) => !p.startsWith('ajv '))).toEqual([]);
