@@ -16,13 +16,60 @@ const fleet = await startFleet({
   manifests: asyncConfig(),
   gateways: 3,
   redis: 'single',
-  env: { LOG_LEVEL: 'warn', SWITCHYARD_SIMULATED_BACKEND_MS: '3600000', SWITCHYARD_JOB_CONCURRENCY: '100' },
+  env: {
+    LOG_LEVEL: 'warn',
+    SWITCHYARD_SIMULATED_BACKEND_MS: '3600000',
+    SWITCHYARD_JOB_CONCURRENCY: '100',
+    // Above the pod's default of 4,096 open connections, which the idle sockets would exceed.
+    SWITCHYARD_MAX_CONNECTIONS: String(IDLE + FANOUT + 1000),
+  },
 });
 const gws = fleet.gateways as FleetGateway[];
 
 async function rssKb(pid: number | undefined): Promise<number> {
   const status = await readFile(`/proc/${pid}/status`, 'utf8');
   return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0);
+}
+
+const tick = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Polls until `done()` holds; fails after `ms` rather than measuring a half-finished state. */
+async function until(what: string, done: () => boolean | Promise<boolean>, ms = 60_000): Promise<void> {
+  const end = performance.now() + ms;
+  while (!(await done())) {
+    if (performance.now() > end) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
+    await tick(50);
+  }
+}
+
+/** RSS once it has stopped moving: two readings 250 ms apart within 1 % of each other. */
+async function settledRssKb(pid: number | undefined): Promise<number> {
+  let last = await rssKb(pid);
+  let settled = 0;
+  await until('RSS to settle', async () => {
+    const now = await rssKb(pid);
+    settled = Math.abs(now - last) <= last * 0.01 ? now : 0;
+    last = now;
+    if (!settled) await tick(200);
+    return settled > 0;
+  });
+  return settled;
+}
+
+/** Resolves once every channel waits for its backend callback (a callback before that is refused). */
+async function awaitingCallback(gs: FleetGateway[], channels: { channel_id: string }[]): Promise<void> {
+  const left = new Set(channels.map((_, i) => i));
+  await until(`${left.size} channels to await their callback`, async () => {
+    for (const i of [...left]) {
+      const g = gs[i % gs.length] as FleetGateway;
+      const res = await fetch(`${g.url}/v1/ai/async/${channels[i]!.channel_id}`, {
+        headers: { authorization: `Bearer ${API_KEY}` },
+      });
+      const { status } = (await res.json()) as { status: string };
+      if (status === 'awaiting_callback') left.delete(i);
+    }
+    return left.size === 0;
+  });
 }
 
 async function accept(
@@ -61,11 +108,9 @@ try {
   // Idle sockets on gateway 0.
   const g0 = gws[0] as FleetGateway;
   const acks = await inBatches(IDLE, 100, () => accept(g0));
-  await new Promise((r) => setTimeout(r, 2000));
-  const before = await rssKb(g0.pid);
+  const before = await settledRssKb(g0.pid);
   const sockets = await inBatches(IDLE, 200, (i) => join(g0, acks[i]!.ws_token, acks[i]!.websocket_channel));
-  await new Promise((r) => setTimeout(r, 3000));
-  const after = await rssKb(g0.pid);
+  const after = await settledRssKb(g0.pid);
   console.log(
     `idle: ${sockets.length} joined sockets on one gateway: RSS ${Math.round(before / 1024)} MB → ${Math.round(after / 1024)} MB, ` +
       `${(((after - before) * 1024) / sockets.length / 1024).toFixed(1)} KB per socket`,
@@ -74,7 +119,7 @@ try {
 
   // Fan-out across three gateways: socket on pod i % 3, callback to pod (i + 1) % 3.
   const fan = await inBatches(FANOUT, 100, (i) => accept(gws[i % 3] as FleetGateway));
-  await new Promise((r) => setTimeout(r, 1000));
+  await awaitingCallback(gws, fan);
   const arrived: number[] = new Array(FANOUT).fill(0);
   const fanSockets = await inBatches(FANOUT, 200, (i) =>
     join(gws[i % 3] as FleetGateway, fan[i]!.ws_token, fan[i]!.websocket_channel, () => {
@@ -92,7 +137,9 @@ try {
     });
     await res.arrayBuffer();
   });
-  await new Promise((r) => setTimeout(r, 2000));
+  await until('every response event', () => arrived.every((t) => t !== 0), 10_000).catch((err: unknown) =>
+    console.log(`${(err as Error).message}: ${arrived.filter((t) => t !== 0).length}/${FANOUT} arrived`),
+  );
   const lat = arrived
     .map((t, i) => t - (sent[i] as number))
     .filter((_, i) => arrived[i] !== 0)
