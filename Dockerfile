@@ -2,7 +2,7 @@
 # The Switchyard image: compiled JavaScript (dist/) for the gateway and the operator, on Node 24.
 #
 #   docker build -t <registry>/switchyard:0.1.0 .
-#   gateway:  docker run <image>                               (CMD dist/gateway/src/main.js)
+#   gateway:  docker run <image>                               (CMD dist/gateway/pod/main.js)
 #   operator: docker run <image> dist/operator/src/main.js
 #
 # The runtime runs as uid 10001 and needs no writable path but /tmp (Node's compile cache), so it
@@ -19,13 +19,14 @@ WORKDIR /src
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
-COPY scripts/dist-package.ts scripts/
+COPY scripts/dist-package.ts scripts/bundle-gateway.ts scripts/
 COPY contract contract
 COPY gateway/src gateway/src
 COPY operator/src operator/src
 COPY embedded embedded
 RUN ./node_modules/.bin/tsc -p tsconfig.build.json \
- && node --disable-warning=ExperimentalWarning scripts/dist-package.ts
+ && node --disable-warning=ExperimentalWarning scripts/dist-package.ts \
+ && node --disable-warning=ExperimentalWarning scripts/bundle-gateway.ts
 
 # --- production dependencies only, installed from the same lock ---
 FROM ${NODE_IMAGE} AS deps
@@ -54,4 +55,4 @@ USER 10001:10001
 # gateway API, gateway metrics/probes, operator metrics/probes
 EXPOSE 8080 9090 9091
 ENTRYPOINT ["node"]
-CMD ["dist/gateway/src/main.js"]
+CMD ["dist/gateway/pod/main.js"]

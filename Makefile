@@ -44,11 +44,12 @@ gateway: deps
 build: deps
 	tsc -p tsconfig.build.json
 	node $(NODE_FLAGS) scripts/dist-package.ts
+	node $(NODE_FLAGS) scripts/bundle-gateway.ts
 
 # Production entry points: the compiled dist/ with Node's compile cache, as the image runs them
 # (same variables as `make gateway` / `make operator`).
 start-gateway: build
-	NODE_COMPILE_CACHE=$(CURDIR)/.cache/node-compile-cache SWITCHYARD_PORT=$(PORT) node dist/gateway/src/main.js
+	NODE_COMPILE_CACHE=$(CURDIR)/.cache/node-compile-cache SWITCHYARD_PORT=$(PORT) node dist/gateway/pod/main.js
 
 start-operator: build
 	NODE_COMPILE_CACHE=$(CURDIR)/.cache/node-compile-cache node dist/operator/src/main.js

@@ -1,6 +1,6 @@
 /**
  * make bench-pod: memory and start time of a gateway pod as it runs in production, in a minute.
- * The compiled entry point (`node dist/gateway/src/main.js`, NODE_ENV=production, Node's compile
+ * The bundled entry point (`node dist/gateway/pod/main.js`, NODE_ENV=production, Node's compile
  * cache as in the image) follows the snapshot the operator's publisher put in Redis; the config has
  * every feature (caps, limits, sessions, cache, async, webhooks: bench/config). Per run and variant:
  * start → first 200 with an empty compile cache (a new pod) and with the cache it left (a restarted

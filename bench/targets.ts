@@ -214,7 +214,14 @@ spec:
 }
 
 /** The production entry point: compiled by `make build`, as the image runs it. */
-export const GATEWAY_ENTRY = join(ROOT, 'dist/gateway/src/main.js');
+/**
+ * The gateway pod's entry point in a checkout: the bundle `make build` writes (scripts/bundle-gateway.ts),
+ * or, in a checkout from before the bundle (a base run through `--root`), the compiled module tree.
+ */
+export function gatewayEntry(root: string = ROOT): string {
+  const bundle = join(root, 'dist/gateway/pod/main.js');
+  return existsSync(bundle) ? bundle : join(root, 'dist/gateway/src/main.js');
+}
 
 export interface GatewayTargetOptions {
   variant?: Variant;
@@ -234,7 +241,7 @@ export interface GatewayTargetOptions {
 }
 
 /**
- * A gateway pod as it runs in production: `node dist/gateway/src/main.js` (NODE_ENV=production,
+ * A gateway pod as it runs in production: `node dist/gateway/pod/main.js` (NODE_ENV=production,
  * Node's compile cache on, as in the image), following the snapshot that the operator's publisher
  * put in Redis. The stateful variant serves every row named `gateway ...`; the stateless one the
  * same workflows with no caps and no limits (`gateway stateless ...`).
@@ -245,7 +252,7 @@ export async function gatewayTarget(
   opts: GatewayTargetOptions = {},
 ): Promise<Target> {
   const variant = opts.variant ?? 'stateful';
-  const entry = join(opts.root ?? ROOT, 'dist/gateway/src/main.js');
+  const entry = gatewayEntry(opts.root);
   if (!existsSync(entry)) throw new Error(`${entry} is missing: run \`make build\` first`);
   const sealKey = randomBytes(32);
   await publishConfig(redisUrl, writeConfig(variant, sims[0]!.origin, perSimulator(sims)), sealKey);

@@ -312,14 +312,14 @@ describe('what the chart renders', () => {
     expect(container(gw).args).toEqual([
       '--max-semi-space-size=16',
       '--heap-growing-percent=50',
-      'dist/gateway/src/main.js',
+      'dist/gateway/pod/main.js',
     ]);
     // By default, V8's young generation is sized explicitly, not from the container's memory limit,
     // and an idle pod's collections do not shrink the heap the next burst needs.
     expect(container(find(defaults, 'Deployment', 'switchyard-gateway')).args).toEqual([
       '--max-semi-space-size=16',
       '--no-memory-reducer-favors-memory',
-      'dist/gateway/src/main.js',
+      'dist/gateway/pod/main.js',
     ]);
     // jemalloc by default, preloaded by name with its options; glibc's malloc settings instead with
     // allocator glibc (the full values).
