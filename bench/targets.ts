@@ -213,7 +213,6 @@ spec:
   return docs.join('---\n');
 }
 
-/** The production entry point: compiled by `make build`, as the image runs it. */
 /**
  * The gateway pod's entry point in a checkout: the bundle `make build` writes (scripts/bundle-gateway.ts),
  * or, in a checkout from before the bundle (a base run through `--root`), the compiled module tree.

@@ -5,7 +5,7 @@
  * Why: a pod that loads ~700 module files keeps every file's source text resident (V8 holds it for
  * lazy compilation) and pays the module loader per file at start. One minified file, with what the
  * pod loads lazily (the job runner, the console's Kubernetes backend, OpenTelemetry, the tokenizer
- * table) in chunks of their own that are still loaded on first use, idles ~12 MB lighter and starts
+ * table) in chunks of their own that are still loaded on first use, idles ~11 MB lighter and starts
  * ~200 ms sooner (docs/benchmarks.md, "What a gateway pod loads").
  *
  * Identifiers are not mangled, so stack traces and `name` properties read as in the source; the
