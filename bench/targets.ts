@@ -217,7 +217,7 @@ spec:
  * The gateway pod's entry point in a checkout: the bundle `make build` writes (scripts/bundle-gateway.ts),
  * or, in a checkout from before the bundle (a base run through `--root`), the compiled module tree.
  */
-export function gatewayEntry(root: string = ROOT): string {
+function gatewayEntry(root: string = ROOT): string {
   const bundle = join(root, 'dist/gateway/pod/main.js');
   return existsSync(bundle) ? bundle : join(root, 'dist/gateway/src/main.js');
 }

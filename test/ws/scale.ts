@@ -45,15 +45,13 @@ async function until(what: string, done: () => boolean | Promise<boolean>, ms = 
 /** RSS once it has stopped moving: two readings 250 ms apart within 1 % of each other. */
 async function settledRssKb(pid: number | undefined): Promise<number> {
   let last = await rssKb(pid);
-  let settled = 0;
-  await until('RSS to settle', async () => {
+  for (const end = performance.now() + 60_000; performance.now() < end; ) {
+    await tick(250);
     const now = await rssKb(pid);
-    settled = Math.abs(now - last) <= last * 0.01 ? now : 0;
+    if (Math.abs(now - last) <= last * 0.01) return now;
     last = now;
-    if (!settled) await tick(200);
-    return settled > 0;
-  });
-  return settled;
+  }
+  throw new Error('timed out after 60000 ms waiting for RSS to settle');
 }
 
 /** Resolves once every channel waits for its backend callback (a callback before that is refused). */
