@@ -102,7 +102,7 @@ export async function startOperator(o: OperatorOptions): Promise<RunningOperator
 
   let wantLead = false;
   const elector = new LeaderElector({
-    kubeConfig: o.kubeConfig,
+    client,
     namespace: o.leaseNamespace,
     name: o.leaseName ?? 'switchyard-operator',
     identity: o.identity,

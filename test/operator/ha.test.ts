@@ -82,7 +82,9 @@ it('one replica is active; the standby takes over within 15 s of the leader dyin
   const c = await env.operator({ identity: 'op-c' });
   await b.stop();
   const releasedAt = Date.now();
-  expect((await lease()).holderIdentity ?? '').toBe('');
+  // Released: empty, unless C's first look came after the release and it took the Lease already.
+  // Had B kept it, C would wait for B's 10 s to run out, so the handover bound below proves it too.
+  expect(['', 'op-c']).toContain((await lease()).holderIdentity ?? '');
   await waitFor('C leads', () => c.isLeader, 10_000, 50);
   const handover = Date.now() - releasedAt;
   console.log(`[operator e2e] after a clean shutdown the next replica led after ${handover} ms`);

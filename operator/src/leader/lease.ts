@@ -1,5 +1,5 @@
-import { ApiException, CoordinationV1Api, type KubeConfig, type V1Lease } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
+import { isConflict, isNotFound, type KubeClient } from '../kube/client.ts';
 
 /**
  * Leader election on a coordination.k8s.io/v1 Lease, as client-go's leaderelection does it:
@@ -12,8 +12,24 @@ import type { Logger } from 'pino';
  * - release() clears holderIdentity and sets a 1 s duration, so a standby takes over at once.
  */
 
+/** The fields of a coordination.k8s.io/v1 Lease the election reads and writes. */
+interface Lease {
+  apiVersion: 'coordination.k8s.io/v1';
+  kind: 'Lease';
+  metadata: { name: string; namespace: string; resourceVersion?: string; [k: string]: unknown };
+  spec?: {
+    holderIdentity?: string;
+    leaseDurationSeconds?: number;
+    acquireTime?: string;
+    renewTime?: string;
+    leaseTransitions?: number;
+    [k: string]: unknown;
+  };
+}
+
 export interface LeaderOptions {
-  kubeConfig: KubeConfig;
+  /** Plain REST: client-node's generated API classes would load every model it has (~850 files). */
+  client: KubeClient;
   namespace: string;
   name: string;
   identity: string;
@@ -25,12 +41,11 @@ export interface LeaderOptions {
   onStoppedLeading: () => void;
 }
 
-/** MicroTime must have six fractional digits; the generated client would send Date#toISOString (three). */
+/** MicroTime must have six fractional digits; Date#toISOString gives three. */
 export const microTime = (d: Date): string => d.toISOString().replace(/\.(\d{3})Z$/, '.$1000Z');
 
 export class LeaderElector {
   readonly #o: Required<LeaderOptions>;
-  readonly #api: CoordinationV1Api;
   #leading = false;
   #timer: NodeJS.Timeout | undefined;
   #stopped = true;
@@ -41,7 +56,19 @@ export class LeaderElector {
 
   constructor(opts: LeaderOptions) {
     this.#o = { leaseDurationMs: 10_000, renewDeadlineMs: 8_000, retryMs: 2_000, ...opts };
-    this.#api = opts.kubeConfig.makeApiClient(CoordinationV1Api);
+  }
+
+  #path(name?: string): string {
+    const base = `/apis/coordination.k8s.io/v1/namespaces/${encodeURIComponent(this.#o.namespace)}/leases`;
+    return name === undefined ? base : `${base}/${encodeURIComponent(name)}`;
+  }
+
+  #read(): Promise<Lease> {
+    return this.#o.client.request<Lease>('GET', this.#path(this.#o.name));
+  }
+
+  #replace(body: Lease): Promise<Lease> {
+    return this.#o.client.request<Lease>('PUT', this.#path(this.#o.name), { body });
   }
 
   get isLeader(): boolean {
@@ -76,11 +103,11 @@ export class LeaderElector {
   async #tryAcquireOrRenew(): Promise<void> {
     const { namespace, name, identity } = this.#o;
     const now = new Date();
-    let lease: V1Lease | undefined;
+    let lease: Lease | undefined;
     try {
-      lease = await this.#api.readNamespacedLease({ name, namespace });
+      lease = await this.#read();
     } catch (err) {
-      if (!(err instanceof ApiException && err.code === 404)) {
+      if (!isNotFound(err)) {
         this.#checkDeadline();
         throw err;
       }
@@ -88,25 +115,28 @@ export class LeaderElector {
     const spec = {
       holderIdentity: identity,
       leaseDurationSeconds: Math.ceil(this.#o.leaseDurationMs / 1000),
-      acquireTime: microTime(now) as unknown as Date,
-      renewTime: microTime(now) as unknown as Date,
+      acquireTime: microTime(now),
+      renewTime: microTime(now),
       leaseTransitions: 0,
     };
     if (!lease) {
       try {
-        await this.#api.createNamespacedLease({
-          namespace,
-          body: { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name, namespace }, spec },
-        });
+        const body: Lease = {
+          apiVersion: 'coordination.k8s.io/v1',
+          kind: 'Lease',
+          metadata: { name, namespace },
+          spec,
+        };
+        await this.#o.client.request<Lease>('POST', this.#path(), { body });
       } catch (err) {
-        if (err instanceof ApiException && err.code === 409) return; // someone else created it first
+        if (isConflict(err)) return; // someone else created it first
         throw err;
       }
       this.#becomeLeader();
       return;
     }
     const holder = lease.spec?.holderIdentity ?? '';
-    const renew = String(lease.spec?.renewTime ?? '');
+    const renew = lease.spec?.renewTime ?? '';
     const rv = lease.metadata?.resourceVersion ?? '';
     const durationMs = (lease.spec?.leaseDurationSeconds ?? 10) * 1000;
     if (!this.#observed || this.#observed.holder !== holder || this.#observed.renew !== renew)
@@ -117,7 +147,7 @@ export class LeaderElector {
       return;
     }
     const takingOver = holder !== identity;
-    const body: V1Lease = {
+    const body: Lease = {
       ...lease,
       spec: {
         ...lease.spec,
@@ -126,17 +156,13 @@ export class LeaderElector {
         renewTime: spec.renewTime,
         ...(takingOver
           ? { acquireTime: spec.acquireTime, leaseTransitions: (lease.spec?.leaseTransitions ?? 0) + 1 }
-          : {
-              acquireTime: (lease.spec?.acquireTime
-                ? String(lease.spec.acquireTime)
-                : spec.acquireTime) as unknown as Date,
-            }),
+          : { acquireTime: lease.spec?.acquireTime ?? spec.acquireTime }),
       },
     };
     try {
-      await this.#api.replaceNamespacedLease({ name, namespace, body });
+      await this.#replace(body);
     } catch (err) {
-      if (err instanceof ApiException && err.code === 409) {
+      if (isConflict(err)) {
         this.#checkDeadline();
         return;
       }
@@ -184,23 +210,12 @@ export class LeaderElector {
     if (!opts.release || !wasLeading) return;
     const { namespace, name, identity } = this.#o;
     try {
-      const lease = await this.#api.readNamespacedLease({ name, namespace });
+      const lease = await this.#read();
       if (lease.spec?.holderIdentity !== identity) return;
-      await this.#api.replaceNamespacedLease({
-        name,
-        namespace,
-        body: {
-          ...lease,
-          spec: {
-            ...lease.spec,
-            holderIdentity: undefined,
-            leaseDurationSeconds: 1,
-            renewTime: microTime(new Date()) as unknown as Date,
-            acquireTime: lease.spec?.acquireTime
-              ? (String(lease.spec.acquireTime) as unknown as Date)
-              : undefined,
-          },
-        },
+      const { holderIdentity: _released, ...spec } = lease.spec;
+      await this.#replace({
+        ...lease,
+        spec: { ...spec, leaseDurationSeconds: 1, renewTime: microTime(new Date()) },
       });
       this.#o.logger.info({ msg: 'released the Lease', lease: `${namespace}/${name}` });
     } catch (err) {
