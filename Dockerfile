@@ -3,7 +3,7 @@
 #
 #   docker build -t <registry>/switchyard:0.1.0 .
 #   gateway:  docker run <image>                               (CMD dist/gateway/pod/main.js)
-#   operator: docker run <image> dist/operator/src/main.js
+#   operator: docker run <image> dist/operator/pod/main.js
 #
 # The runtime runs as uid 10001 and needs no writable path but /tmp (Node's compile cache), so it
 # works with readOnlyRootFilesystem and a /tmp emptyDir, as charts/switchyard mounts it.
@@ -19,14 +19,14 @@ WORKDIR /src
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
-COPY scripts/dist-package.ts scripts/bundle-gateway.ts scripts/
+COPY scripts/dist-package.ts scripts/bundle-pods.ts scripts/pod-bundle.ts scripts/
 COPY contract contract
 COPY gateway/src gateway/src
 COPY operator/src operator/src
 COPY embedded embedded
 RUN ./node_modules/.bin/tsc -p tsconfig.build.json \
  && node --disable-warning=ExperimentalWarning scripts/dist-package.ts \
- && node --disable-warning=ExperimentalWarning scripts/bundle-gateway.ts
+ && node --disable-warning=ExperimentalWarning scripts/bundle-pods.ts
 
 # --- production dependencies only, installed from the same lock ---
 FROM ${NODE_IMAGE} AS deps

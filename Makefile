@@ -44,7 +44,7 @@ gateway: deps
 build: deps
 	tsc -p tsconfig.build.json
 	node $(NODE_FLAGS) scripts/dist-package.ts
-	node $(NODE_FLAGS) scripts/bundle-gateway.ts
+	node $(NODE_FLAGS) scripts/bundle-pods.ts
 
 # Production entry points: the compiled dist/ with Node's compile cache, as the image runs them
 # (same variables as `make gateway` / `make operator`).
@@ -52,7 +52,7 @@ start-gateway: build
 	NODE_COMPILE_CACHE=$(CURDIR)/.cache/node-compile-cache SWITCHYARD_PORT=$(PORT) node dist/gateway/pod/main.js
 
 start-operator: build
-	NODE_COMPILE_CACHE=$(CURDIR)/.cache/node-compile-cache node dist/operator/src/main.js
+	NODE_COMPILE_CACHE=$(CURDIR)/.cache/node-compile-cache node dist/operator/pod/main.js
 
 clean:
 	rm -rf dist .cache coverage

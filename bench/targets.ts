@@ -214,7 +214,7 @@ spec:
 }
 
 /**
- * The gateway pod's entry point in a checkout: the bundle `make build` writes (scripts/bundle-gateway.ts),
+ * The gateway pod's entry point in a checkout: the bundle `make build` writes (scripts/bundle-pods.ts),
  * or, in a checkout from before the bundle (a base run through `--root`), the compiled module tree.
  */
 function gatewayEntry(root: string = ROOT): string {

@@ -339,7 +339,7 @@ describe('what the chart renders', () => {
     expect(container(gw).lifecycle?.preStop.sleep.seconds).toBe(10);
     expect(podSpec(gw).terminationGracePeriodSeconds).toBe(10 + 120 + 5);
     const op = find(defaults, 'Deployment', 'switchyard-operator');
-    expect(container(op).args).toEqual(['dist/operator/src/main.js']);
+    expect(container(op).args).toEqual(['dist/operator/pod/main.js']);
     expect((op.spec as { replicas: number }).replicas).toBe(2);
     expect(envOf(op, 'METRICS_PORT')?.value).toBe('9091');
     expect(envOf(op, 'LEASE_NAMESPACE')?.value).toBe('switchyard-system');
