@@ -5,5 +5,6 @@ export * from './redis-script.ts';
 export * from './seal.ts';
 export * from './snapshot.ts';
 export * from './spend.ts';
+export * from './startup-memory.ts';
 export * from './vocabulary.ts';
 export * from './webhook-keys.ts';

@@ -1,12 +1,11 @@
 import pino from 'pino';
-import { parseSealKey } from '#contract';
+import { parseSealKey, releaseStartupMemory } from '#contract';
 import { ConfigError, readGatewayEnv } from './config/env.ts';
 import { kubernetesConsole, readConsoleEnv } from './console/env.ts';
 import { createGateway } from './gateway.ts';
 import { bufferedStdout } from './observability/log-destination.ts';
 import { RedisSnapshotSource } from './snapshot/redis-source.ts';
 import { SnapshotStore } from './snapshot/store.ts';
-import { releaseStartupMemory } from './startup-memory.ts';
 import { createRuntimeState, redisOptionsFromEnv, type StateRedisConfig } from './state/index.ts';
 import { startTracing } from './tracing/index.ts';
 

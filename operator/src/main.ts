@@ -1,5 +1,5 @@
 import pino from 'pino';
-import { parseSealKey } from '#contract';
+import { parseSealKey, releaseStartupMemory } from '#contract';
 import { ConfigError, readOperatorEnv } from './env.ts';
 import { KubeClient, loadKubeConfig } from './kube/client.ts';
 import { startOperator } from './operator.ts';
@@ -50,6 +50,8 @@ const operator = await startOperator({
   spendRefreshMs: env.SPEND_REFRESH_MS,
   resyncMs: env.RESYNC_MS,
 });
+// Listing the cluster's objects grew the young generation; an idle operator need not keep it.
+void operator.synced.then(releaseStartupMemory);
 
 let stopping = false;
 for (const signal of ['SIGTERM', 'SIGINT'] as const) {

@@ -32,6 +32,8 @@ export interface OperatorOptions {
 
 export interface RunningOperator {
   metricsUrl: string;
+  /** Resolves once every informer's cache holds the cluster's objects. */
+  synced: Promise<void>;
   metrics: OperatorMetrics;
   controller: Controller;
   informers: Record<SwitchyardKind | 'Secret', Informer>;
@@ -158,6 +160,7 @@ export async function startOperator(o: OperatorOptions): Promise<RunningOperator
     metricsUrl: server.url,
     metrics,
     controller: ctl,
+    synced: syncAll,
     informers,
     elector,
     get isLeader() {

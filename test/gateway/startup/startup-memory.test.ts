@@ -1,6 +1,6 @@
 import { getHeapSpaceStatistics } from 'node:v8';
 import { expect, test } from 'vitest';
-import { releaseStartupMemory } from '#gateway/startup-memory';
+import { releaseStartupMemory } from '#contract';
 
 const newSpaceMb = () =>
   (getHeapSpaceStatistics().find((s) => s.space_name === 'new_space')?.space_size ?? 0) / 2 ** 20;
