@@ -9,10 +9,10 @@ import type { BuildOptions } from 'rolldown';
  * @kubernetes/client-node's index re-exports its generated API classes and ~850 models, and the
  * bundler cannot prove those modules free of side effects, so it would keep them all (2.4 MB in
  * the operator's bundle). They are plain classes; only its polyfill runs code on load. Declared
- * pure, the bundle keeps the ~15 modules the pods use: the kubeconfig, its authentication
+ * pure, the bundle keeps the 16 modules the pods use: the kubeconfig, its authentication
  * providers and the request context.
  */
-export const moduleSideEffects = (id: string): boolean =>
+const moduleSideEffects = (id: string): boolean =>
   !id.includes('/@kubernetes/client-node/dist/') || id.endsWith('/polyfill.js');
 
 export function podBundle(input: string, dir: string): BuildOptions {

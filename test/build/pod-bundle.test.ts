@@ -2,7 +2,7 @@
  * What goes into each pod's bundle (scripts/pod-bundle.ts), bundled from the sources as
  * `make build` bundles the compiled modules: of @kubernetes/client-node, only the kubeconfig and its
  * authentication, not the generated API classes and models its index re-exports (~850 modules,
- * 2.4 MB of the operator's bundle, ~60 MB of an operator pod's memory).
+ * 2.4 MB of the operator's bundle).
  */
 import { join } from 'node:path';
 import { build } from 'rolldown';
