@@ -66,9 +66,15 @@ export interface InterleavedLatency {
   errors: number;
 }
 
+/**
+ * What the streams are taken of: the simulator, the gateway, and the bare pass-through as the
+ * reference for what one more hop costs the first token on this machine (no goal of its own).
+ */
+export type StreamTarget = 'direct' | 'passthrough' | 'gateway compat';
+
 /** One round's streams of one target, one at a time: each one's time to first token (ms). */
 export interface InterleavedStreams {
-  target: Extract<LatencyTarget, 'direct' | 'gateway compat'>;
+  target: StreamTarget;
   round: number;
   ttftMs: number[];
   errors: number;
@@ -135,8 +141,9 @@ export async function measureInterleaved(sims: Sim[], o: InterleavedOptions): Pr
       { name: 'gateway compat', spec: compat.request(sim, false) },
       { name: 'gateway cache hit', spec: surface(gateway, 'gateway cache hit').request(sim, false) },
     ];
-    const streamed: { name: InterleavedStreams['target']; spec: RequestSpec }[] = [
+    const streamed: { name: StreamTarget; spec: RequestSpec }[] = [
       { name: 'direct', spec: direct.request(sim, true) },
+      { name: 'passthrough', spec: started[0]!.surfaces[0]!.request(sim, true) },
       { name: 'gateway compat', spec: compat.request(sim, true) },
     ];
     for (const t of targets) await cannon(t.spec, o.connections, o.warmUpS);
@@ -257,25 +264,31 @@ export function roundDifference(
 
 /**
  * Time to first token through the gateway over the simulator's own: the p50 of each target's
- * streams pooled over the rounds (a round holds a few streams each), and their difference (ms).
+ * streams pooled over the rounds (a round holds a few streams each), and their difference (ms);
+ * the pass-through's the same way (NaN in results from before it was streamed).
  */
 export function ttftOverhead(r: InterleavedResult): {
   gateway: number;
   direct: number;
   overhead: number;
   streams: number;
+  passthrough: number;
+  passthroughOverhead: number;
 } {
-  const pooled = (t: InterleavedStreams['target']) =>
+  const pooled = (t: StreamTarget) =>
     (r.streams ?? []).filter((s) => s.target === t).flatMap((s) => s.ttftMs);
   const p50 = (xs: number[]) => (xs.length ? percentiles(xs).p50 : Number.NaN);
   const gw = pooled('gateway compat');
   const direct = pooled('direct');
   const gateway = p50(gw);
   const simulator = p50(direct);
+  const passthrough = p50(pooled('passthrough'));
   return {
     gateway,
     direct: simulator,
     overhead: gateway - simulator,
     streams: Math.min(gw.length, direct.length),
+    passthrough,
+    passthroughOverhead: passthrough - simulator,
   };
 }

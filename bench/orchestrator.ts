@@ -50,8 +50,8 @@ export interface BenchOptions {
    * the pass-through and both gateway variants are among the targets (Portkey too when it is):
    * `rounds` of saturated `windowS` windows each after `rewarmS` unrecorded, all after `warmUpS`
    * per target; then per round a `c1WindowS` window at concurrency 1 of the simulator, the gateway
-   * and its cache hit, each after as long unrecorded, and `streamsPerRound` streams of the simulator
-   * and the gateway, each target's after one unrecorded.
+   * and its cache hit, each after as long unrecorded, and `streamsPerRound` streams of the simulator,
+   * the pass-through and the gateway, each target's after one unrecorded.
    */
   interleaved?: {
     rounds: number;

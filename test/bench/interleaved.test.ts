@@ -161,6 +161,8 @@ describe('the interleaved ratios of make bench', () => {
         { target: 'gateway compat', round: 0, ttftMs: [3.1, 2.9, 3.0], errors: 0 },
         { target: 'gateway compat', round: 1, ttftMs: [3.3, 2.8, 3.2], errors: 0 },
         { target: 'direct', round: 1, ttftMs: [2.4, 1.9, 2.3], errors: 1 },
+        { target: 'passthrough', round: 0, ttftMs: [2.6, 2.5], errors: 0 },
+        { target: 'passthrough', round: 1, ttftMs: [2.7], errors: 0 },
       ],
     });
     const t = ttftOverhead(r);
@@ -169,6 +171,10 @@ describe('the interleaved ratios of make bench', () => {
     expect(t.gateway).toBe(3.0);
     expect(t.direct).toBe(2.1);
     expect(t.overhead).toBeCloseTo(0.9, 9);
+    // The pass-through, the reference: 2.5 2.6 2.7 → p50 2.6, over the simulator's 2.1.
+    expect(t.passthrough).toBe(2.6);
+    expect(t.passthroughOverhead).toBeCloseTo(0.5, 9);
     expect(ttftOverhead(stretch([], 2)).overhead).toBeNaN();
+    expect(ttftOverhead(stretch([], 2)).passthroughOverhead).toBeNaN();
   });
 });
