@@ -124,7 +124,8 @@ export async function measureInterleaved(sims: Sim[], o: InterleavedOptions): Pr
   const redises = [await startRedis(), await startRedis()];
   const started: Target[] = [];
   try {
-    started.push(await passthroughTarget(sims));
+    const passthrough = await passthroughTarget(sims);
+    started.push(passthrough);
     started.push(await gatewayTarget(sims, redises[0]!.url, { ...o.gateway, variant: 'stateless' }));
     const gateway = await gatewayTarget(sims, redises[1]!.url, { ...o.gateway, variant: 'stateful' });
     started.push(gateway);
@@ -143,7 +144,7 @@ export async function measureInterleaved(sims: Sim[], o: InterleavedOptions): Pr
     ];
     const streamed: { name: StreamTarget; spec: RequestSpec }[] = [
       { name: 'direct', spec: direct.request(sim, true) },
-      { name: 'passthrough', spec: started[0]!.surfaces[0]!.request(sim, true) },
+      { name: 'passthrough', spec: passthrough.surfaces[0]!.request(sim, true) },
       { name: 'gateway compat', spec: compat.request(sim, true) },
     ];
     for (const t of targets) await cannon(t.spec, o.connections, o.warmUpS);

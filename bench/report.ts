@@ -90,6 +90,7 @@ function interleavedGoals(r: BenchResult) {
       ttft: none,
       ptTtft: none,
     };
+  const streams = ttftOverhead(x);
   return {
     cpu: roundRatio(x, 'gateway compat', 'gateway stateless compat', (w) => w.cpuPerRequestUs).median,
     byPass: roundRatio(x, 'gateway compat', 'passthrough', (w) => w.rps).median,
@@ -97,8 +98,8 @@ function interleavedGoals(r: BenchResult) {
     p50: roundDifference(x, 'gateway compat', 'direct', 'p50').median,
     p99: roundDifference(x, 'gateway compat', 'direct', 'p99').median,
     hit: roundDifference(x, 'gateway cache hit', 'direct', 'p50').median,
-    ttft: ttftOverhead(x).overhead,
-    ptTtft: ttftOverhead(x).passthroughOverhead,
+    ttft: streams.overhead,
+    ptTtft: streams.passthroughOverhead,
   };
 }
 
