@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { isConflict, isNotFound, type KubeClient } from '../kube/client.ts';
+import { isConflict, isNotFound, type KubeClient, type KubeObject } from '../kube/client.ts';
 
 /**
  * Leader election on a coordination.k8s.io/v1 Lease, as client-go's leaderelection does it:
@@ -12,11 +12,8 @@ import { isConflict, isNotFound, type KubeClient } from '../kube/client.ts';
  * - release() clears holderIdentity and sets a 1 s duration, so a standby takes over at once.
  */
 
-/** The fields of a coordination.k8s.io/v1 Lease the election reads and writes. */
-interface Lease {
-  apiVersion: 'coordination.k8s.io/v1';
-  kind: 'Lease';
-  metadata: { name: string; namespace: string; resourceVersion?: string; [k: string]: unknown };
+/** A coordination.k8s.io/v1 Lease: the spec fields the election reads and writes. */
+type Lease = KubeObject & {
   spec?: {
     holderIdentity?: string;
     leaseDurationSeconds?: number;
@@ -25,7 +22,7 @@ interface Lease {
     leaseTransitions?: number;
     [k: string]: unknown;
   };
-}
+};
 
 export interface LeaderOptions {
   /** Plain REST: client-node's generated API classes would load every model it has (~850 files). */
