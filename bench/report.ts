@@ -103,18 +103,19 @@ function interleavedGoals(r: BenchResult) {
   };
 }
 
+/** A target's first token (p50, one stream at a time) over the simulator's, from the rows (ms). */
+function ttftOverDirect(r: BenchResult, name: string): number {
+  const direct = byName(r, 'direct');
+  const t = byName(r, name);
+  return direct && t ? t.s.stream.ttft.p50 - direct.s.stream.ttft.p50 : Number.NaN;
+}
+
 function goals(r: BenchResult): string[] {
   const gw = byName(r, 'gateway compat');
   if (!gw) return [];
   const d0 = r.options.delays[0] ?? 0;
-  const direct = byName(r, 'direct');
-  // A target's first token over the simulator's, from the rows.
-  const ttftOverDirect = (n: string) => {
-    const t = byName(r, n);
-    return direct && t ? t.s.stream.ttft.p50 - direct.s.stream.ttft.p50 : Number.NaN;
-  };
-  const ttftOver = ttftOverDirect('gateway compat');
-  const ptTtftOver = ttftOverDirect('passthrough');
+  const ttftOver = ttftOverDirect(r, 'gateway compat');
+  const ptTtftOver = ttftOverDirect(r, 'passthrough');
   // Fall back to saturated throughput when no rate kept p99 under the limit (a busy machine).
   const rps = (n: string) => {
     const t = byName(r, n)?.s.throughput;
@@ -405,7 +406,7 @@ export function markdown(r: BenchResult): string {
       : 'n/a';
     const t = x.s.throughput;
     const st = x.s.stream;
-    const over = direct ? st.ttft.p50 - direct.s.stream.ttft.p50 : Number.NaN;
+    const over = ttftOverDirect(r, x.s.name);
     const sc = x.s.streamConcurrent;
     const overC = direct ? sc.ttft.p50 - direct.s.streamConcurrent.ttft.p50 : Number.NaN;
     const gapOver = direct ? sc.gap.p99 - direct.s.streamConcurrent.gap.p99 : Number.NaN;
