@@ -53,6 +53,7 @@ const COMPAT_SERVERS: Readonly<Record<string, string>> = {
 
 export const operationOf = (kind: RequestKind): string => OPERATIONS[kind];
 
+// A compatible server is told by its URL: named once per target, as long as the snapshot holds it.
 const compatNames = new WeakMap<ProviderEndpoint, string>();
 
 export function providerNameOf(target: ProviderEndpoint): string {
