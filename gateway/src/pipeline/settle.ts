@@ -3,6 +3,7 @@ import { microsToUsd } from '#contract';
 import { countRequest, type FinishedRequest, requestLogLine } from '../observability/log-line.ts';
 import type { GatewayMetrics } from '../observability/metrics.ts';
 import type { RequestLogEntry, RuntimeState, UsageIncrement } from '../state/types.ts';
+import { endTrace } from './exchange-end.ts';
 import { type Finished, recordOf } from './finished.ts';
 
 export interface SettleDeps {
@@ -103,7 +104,7 @@ export function createSettle(deps: SettleDeps): Settle {
       durationMs: f.durationMs,
       record: recordOf(f),
     };
-    f.trace.end(f, line.record);
+    endTrace(f, line.record);
     if (f.surface !== 'internal') {
       countRequest(deps.metrics, line);
       // Building the line allocates a dozen objects: skipped when info lines are not written.
