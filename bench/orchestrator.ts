@@ -49,9 +49,10 @@ export interface BenchOptions {
    * After the targets, the goals that compare targets measured in turn (bench/interleaved.ts), when
    * the pass-through and both gateway variants are among the targets (Portkey too when it is):
    * `rounds` of saturated `windowS` windows each after `rewarmS` unrecorded, all after `warmUpS`
-   * per target; then per round a `c1WindowS` window at concurrency 1 of the simulator, the gateway
-   * and its cache hit, each after as long unrecorded, and `streamsPerRound` streams of the simulator,
-   * the pass-through and the gateway, each target's after one unrecorded.
+   * per target (the stateful gateway's Responses and Messages surfaces are targets of their own); then
+   * per round a `c1WindowS` window at concurrency 1 of the simulator, the gateway, its cache hit and
+   * its Responses and Messages surfaces, each after as long unrecorded, and `streamsPerRound` streams
+   * of the simulator, the pass-through and the gateway, each target's after one unrecorded.
    */
   interleaved?: {
     rounds: number;

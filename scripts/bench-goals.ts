@@ -1,0 +1,45 @@
+/**
+ * Writes the goals table of the latest `make bench` run into docs/benchmarks.md, between its
+ * `<!-- goals:begin -->` and `<!-- goals:end -->` markers (make bench runs it after a run).
+ *   node scripts/bench-goals.ts [--results bench/results/latest] [--doc docs/benchmarks.md] [--check]
+ * Reads `<results>.json` when it is there (rendered with this checkout's report, so the goals are
+ * this checkout's), else the report `<results>.md`. --check writes nothing and exits 1 when the
+ * document's table is not the run's.
+ */
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join, relative, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { goalsBlock, withGoals } from '../bench/goals.ts';
+import type { BenchResult } from '../bench/orchestrator.ts';
+import { markdown } from '../bench/report.ts';
+
+const root = join(import.meta.dirname, '..');
+const { values } = parseArgs({
+  options: {
+    results: { type: 'string', default: join(root, 'bench/results/latest') },
+    doc: { type: 'string', default: join(root, 'docs/benchmarks.md') },
+    check: { type: 'boolean', default: false },
+  },
+});
+
+const results = resolve(values.results);
+const json = `${results}.json`;
+const source = existsSync(json) ? json : `${results}.md`;
+const report =
+  source === json
+    ? markdown(JSON.parse(readFileSync(json, 'utf8')) as BenchResult)
+    : readFileSync(source, 'utf8');
+const doc = resolve(values.doc);
+const before = readFileSync(doc, 'utf8');
+const after = withGoals(before, goalsBlock(report, relative(root, source)));
+if (values.check) {
+  if (after !== before) {
+    process.stderr.write(
+      `${relative(root, doc)}: its goals table is not the one of ${relative(root, source)}\n`,
+    );
+    process.exit(1);
+  }
+} else if (after !== before) {
+  writeFileSync(doc, after);
+  process.stdout.write(`${relative(root, doc)}: goals table of ${relative(root, source)}\n`);
+}
