@@ -41,12 +41,13 @@ function interleavedRows(r: BenchResult): string[] {
   const at = (t: string, round: number) => x.windows.find((w) => w.target === t && w.round === round);
   const present = INTERLEAVED_TARGETS.filter((t) => x.windows.some((w) => w.target === t));
   const out = [
-    `## Interleaved: the goals that compare targets, in one stretch (compatible surface)`,
+    `## Interleaved: the goals that compare targets, in one stretch`,
     '',
     `The targets up at once, each gateway on its own Redis, measured in turn: ${x.rounds} rounds, the order`,
     'reversed every round. A ratio or a difference is taken within each round, from windows seconds',
     'apart, so drift of the machine between the rows above does not enter it; the goals read the median',
-    'over the rounds.',
+    "over the rounds. The gateway's Responses and Messages windows are surfaces of the stateful pod, on",
+    'the same workflow as its chat completions (gateway compat).',
     '',
     `Saturated windows of ${x.windowS} s at ${x.connections} connections, each after ${x.rewarmS} s of unrecorded load (${x.warmUpS} s per`,
     'target before the first round). Each cell is req/s, then CPU µs per request (all threads) and the main',
