@@ -2,16 +2,14 @@
  * Writes the goals table of the latest `make bench` run into docs/benchmarks.md, between its
  * `<!-- goals:begin -->` and `<!-- goals:end -->` markers (make bench runs it after a run).
  *   node scripts/bench-goals.ts [--results bench/results/latest] [--doc docs/benchmarks.md] [--check]
- * Reads `<results>.json` when it is there (rendered with this checkout's report, so the goals are
- * this checkout's), else the report `<results>.md`. --check writes nothing and exits 1 when the
- * document's table is not the run's.
+ * Reads the run's report, `<results>.md` (run.ts writes it beside the JSON, which is not committed),
+ * so a checkout without the JSON reads the same table. --check writes nothing and exits 1 when the
+ * document's table is not the report's.
  */
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { goalsBlock, withGoals } from '../bench/goals.ts';
-import type { BenchResult } from '../bench/orchestrator.ts';
-import { markdown } from '../bench/report.ts';
 
 const root = join(import.meta.dirname, '..');
 const { values } = parseArgs({
@@ -22,13 +20,8 @@ const { values } = parseArgs({
   },
 });
 
-const results = resolve(values.results);
-const json = `${results}.json`;
-const source = existsSync(json) ? json : `${results}.md`;
-const report =
-  source === json
-    ? markdown(JSON.parse(readFileSync(json, 'utf8')) as BenchResult)
-    : readFileSync(source, 'utf8');
+const source = `${resolve(values.results)}.md`;
+const report = readFileSync(source, 'utf8');
 const doc = resolve(values.doc);
 const before = readFileSync(doc, 'utf8');
 const after = withGoals(before, goalsBlock(report, relative(root, source)));

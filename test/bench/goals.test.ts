@@ -226,7 +226,7 @@ describe('the goals of make bench', () => {
 
   it('replaces what stands between the markers and nothing else, the same on a second pass', () => {
     const doc = `# Benchmarks\n\nbefore\n\n${GOALS_BEGIN}\nold table\n${GOALS_END}\n\nafter\n`;
-    const block = goalsBlock(markdown(run()), 'bench/results/latest.json');
+    const block = goalsBlock(markdown(run()), 'bench/results/latest.md');
     const once = withGoals(doc, block);
     expect(once.startsWith('# Benchmarks\n\nbefore\n\n<!-- goals:begin -->\n')).toBe(true);
     expect(once.endsWith('<!-- goals:end -->\n\nafter\n')).toBe(true);
@@ -236,10 +236,10 @@ describe('the goals of make bench', () => {
     expect(() => withGoals('# no markers\n', block)).toThrow(/no <!-- goals:begin -->/);
   });
 
-  it('rewrites a document from a results file, and --check tells whether it is current', () => {
+  it('rewrites a document from a report, and --check tells whether it is current', () => {
     const dir = mkdtempSync(join(tmpdir(), 'bench-goals-'));
     const results = join(dir, 'latest');
-    writeFileSync(`${results}.json`, JSON.stringify(run()));
+    writeFileSync(`${results}.md`, markdown(run()));
     const doc = join(dir, 'benchmarks.md');
     writeFileSync(doc, `# Benchmarks\n\n${GOALS_BEGIN}\n${GOALS_END}\n`);
     const script = (...args: string[]) =>
