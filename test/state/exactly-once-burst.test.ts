@@ -39,14 +39,11 @@ async function open(cfg: StateRedisConfig) {
     // Room for the whole burst: this test is about duplicates, not about a full buffer.
     maxBuffered: 100_000,
   });
-  const probe = connectStateRedis(cfg, { maxRetriesPerRequest: 3, enableOfflineQueue: true });
-  probe.on('error', () => undefined);
   cleanups.push(async () => {
     await state.close();
-    probe.disconnect();
   });
   await state.whenReady();
-  return { state, registry, probe, lines };
+  return { state, registry, lines };
 }
 
 /**
@@ -83,10 +80,28 @@ interface Count {
   usageRequests: number;
 }
 
-/** Every entry of the project's stream, read directly, against the `settled` requests. */
-async function count(
+/**
+ * Every entry of each project's stream, read directly, against the `settled` requests; the reading
+ * client connects after the faults, so none of them cuts it.
+ */
+async function countAll(
+  cfg: StateRedisConfig,
   state: RedisRuntimeState,
+  projects: readonly string[],
+  settled: number,
+): Promise<Count[]> {
+  const probe = connectStateRedis(cfg, { maxRetriesPerRequest: 3, enableOfflineQueue: true });
+  probe.on('error', () => undefined);
+  try {
+    return await Promise.all(projects.map((p) => count(probe, state, p, settled)));
+  } finally {
+    probe.disconnect();
+  }
+}
+
+async function count(
   probe: ReturnType<typeof connectStateRedis>,
+  state: RedisRuntimeState,
   p: string,
   settled: number,
 ): Promise<Count> {
@@ -137,10 +152,11 @@ async function report(
 it('writes each entry once when Redis restarts in the middle of a burst', async () => {
   const redis = await startRedis({ appendonly: true });
   cleanups.push(() => redis.stop());
-  const { state, registry, probe, lines } = await open({ url: redis.url });
+  const cfg = { url: redis.url };
+  const { state, registry, lines } = await open(cfg);
   const projects = [projectId('restart-a'), projectId('restart-b')];
   const settled = await burst(state, projects, () => redis.restart());
-  const counts = await Promise.all(projects.map((p) => count(state, probe, p, settled)));
+  const counts = await countAll(cfg, state, projects, settled);
   await report('redis restart mid-burst', registry, settled, counts, lines);
   // The restart cut the client, so the buffer was used (the burst outlasts the restart).
   expect(await metric(registry, 'switchyard_state_writes_retried_total', { kind: 'log' })).toBeGreaterThan(0);
@@ -174,19 +190,21 @@ async function clientKills(nodes: readonly string[], times: number, gapMs: numbe
 it('writes each entry once when its connection is killed again and again during a burst', async () => {
   const redis = await startRedis();
   cleanups.push(() => redis.stop());
-  const { state, registry, probe, lines } = await open({ url: redis.url });
+  const cfg = { url: redis.url };
+  const { state, registry, lines } = await open(cfg);
   const projects = [projectId('kill-a'), projectId('kill-b')];
   const settled = await burst(state, projects, () => clientKills([`127.0.0.1:${redis.port}`], 8, 25));
-  const counts = await Promise.all(projects.map((p) => count(state, probe, p, settled)));
+  const counts = await countAll(cfg, state, projects, settled);
   await report('CLIENT KILL x8 mid-burst', registry, settled, counts, lines);
 }, 60_000);
 
 it('writes each entry once on a Redis Cluster whose connections are killed during a burst', async () => {
   const cluster = await startRedisCluster();
   cleanups.push(() => cluster.stop());
-  const { state, registry, probe, lines } = await open({ clusterNodes: cluster.nodes });
+  const cfg = { clusterNodes: cluster.nodes };
+  const { state, registry, lines } = await open(cfg);
   const projects = [projectId('cluster-a'), projectId('cluster-b'), projectId('cluster-c')];
   const settled = await burst(state, projects, () => clientKills(cluster.nodes, 8, 25));
-  const counts = await Promise.all(projects.map((p) => count(state, probe, p, settled)));
+  const counts = await countAll(cfg, state, projects, settled);
   await report('cluster CLIENT KILL x8 mid-burst', registry, settled, counts, lines);
 }, 60_000);
