@@ -1,7 +1,8 @@
 /**
  * A minimal Fastify app wired to the gateway's own HTTP units the way http/app.ts wires them: the
  * error encoder (error handler, framework errors, the 404), the JSON parsers and the zod-only schema
- * controller. Tests add their routes and send real requests through it with `app.inject`.
+ * controller. Tests add their routes and send real requests through it with `app.inject`; each
+ * answer carries its request id (`x-test-request-id`) and the refusal recorded (`x-test-refusal`).
  */
 import { Writable } from 'node:stream';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
@@ -15,8 +16,6 @@ export interface TestApp {
   app: FastifyInstance;
   /** Log lines the app wrote (JSON objects), in order. */
   logs: Record<string, unknown>[];
-  /** The refusal the error encoder recorded on each answered request, by request id. */
-  refusals: Map<string, string | undefined>;
 }
 
 export function testApp(
@@ -43,10 +42,11 @@ export function testApp(
   app.decorateRequest('startedAt', 0);
   app.decorateRequest('refusal', null);
   installJsonParsers(app, opts.maxJsonDepth ?? 8);
-  const refusals = new Map<string, string | undefined>();
-  app.addHook('onResponse', (req, _reply, done) => {
-    refusals.set(req.id, req.refusal?.code);
-    done();
+  // The request's id and the refusal the error encoder recorded on it, as headers the tests read.
+  app.addHook('onSend', (req, reply, payload, done) => {
+    void reply.header('x-test-request-id', req.id);
+    if (req.refusal) void reply.header('x-test-refusal', req.refusal.code);
+    done(null, payload);
   });
   app.setErrorHandler((err, req, reply) => sendError(err, req, reply));
   app.setNotFoundHandler((req, reply) =>
@@ -56,7 +56,7 @@ export function testApp(
       reply,
     ),
   );
-  return { app, logs, refusals };
+  return { app, logs };
 }
 
 export const SURFACES = ['native', 'compat', 'responses', 'messages'] as const;
