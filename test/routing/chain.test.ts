@@ -14,13 +14,14 @@ import { closeUpstreamPools } from '#gateway/upstream/http';
 import { API_KEY, apiKey, project, provider, workflow } from '../harness/manifests.ts';
 import { type Simulator, startSimulator } from '../simulator/index.ts';
 import { spendCap } from '../spend/manifests.ts';
-import { chat, compileRuntime, FAST, ms, prepared, spendGuard } from './helpers.ts';
+import { chat, compileRuntime, FAST, ms, prepared, spendCaps } from './helpers.ts';
 
 const FAULTS = ['fail-503', 'fail-429', 'fail-400', 'fail-422', 'hang', 'reset', 'malformed'];
 const OK = { provider: 'oai', model: 'gpt-4o-mini' };
 
 let sim: Simulator;
 let runtime: Runtime;
+let caps: ReturnType<typeof spendCaps>;
 
 beforeAll(async () => {
   sim = await startSimulator();
@@ -59,25 +60,56 @@ beforeAll(async () => {
       period: 'hourly',
       limitUsd: '0',
     }),
+    // A cap on backup-1 below one request's estimate (about $0.0082 at 4,096 output tokens): a
+    // request is let in while the cap has room, so the first one is, and the next finds it full
+    // for as long as that one's hold stands.
+    workflow('backup-room-for-one-fails', {
+      provider: 'oai',
+      model: 'fail-503',
+      backups: [{ provider: 'oai', model: 'fail-429' }],
+    }),
+    spendCap('room-for-one-fails', {
+      workflow: 'backup-room-for-one-fails',
+      slot: 'backup-1',
+      period: 'daily',
+      limitUsd: '0.005',
+    }),
+    workflow('backup-room-for-one-answers', { provider: 'oai', model: 'fail-503', backups: [OK] }),
+    spendCap('room-for-one-answers', {
+      workflow: 'backup-room-for-one-answers',
+      slot: 'backup-1',
+      period: 'daily',
+      limitUsd: '0.005',
+    }),
   ]);
+  caps = spendCaps(runtime);
 });
 afterAll(async () => {
+  await caps?.close();
   await closeUpstreamPools();
   await sim?.close();
 });
 beforeEach(() => sim.clearRequests());
 
-/** Runs the chain for a native chat body as the pipeline would: real adapters, the spend guard. */
-async function chain(wf: string, extra: Record<string, unknown> = {}, signal = new AbortController().signal) {
+/**
+ * Runs the chain for a native chat body as the pipeline would: real adapters, the spend guard of a
+ * new exchange, which then ends (unless `keep`: its holds stay, as a request still running keeps them).
+ */
+async function chain(
+  wf: string,
+  extra: Record<string, unknown> = {},
+  signal = new AbortController().signal,
+  keep = false,
+) {
   const p = prepared(runtime, chat(wf, extra));
-  const spend = await spendGuard(runtime, p);
+  const spend = await caps.begin(p);
   const plan: ExecutionPlan = { ...p.plan, guard: spend.guard };
   try {
     return await runChain<CanonicalResult>(plan, signal, NO_CHAIN, (slot, ctx) =>
       adapterFor(plan, slot).call(slot.target, p.request, ctx),
     );
   } finally {
-    await spend.close();
+    if (!keep) spend.finish();
   }
 }
 
@@ -349,5 +381,51 @@ describe('runChain: slots over their spend cap', () => {
       message: 'every slot of the failover chain was skipped',
     });
     expect(called()).toEqual([]);
+  });
+
+  it('a slot that failed gives its hold back at once: the next exchange still finds room on it', async () => {
+    const trail = [
+      {
+        provider: 'oai',
+        model: 'fail-503',
+        status: 'error',
+        reason: {
+          message: 'The engine is currently overloaded, please try again later.',
+          status: 503,
+          code: 'UPSTREAM_STATUS',
+        },
+        duration_ms: ms,
+      },
+      {
+        provider: 'oai',
+        model: 'fail-429',
+        status: 'error',
+        reason: {
+          message: 'Rate limit reached for requests. Please try again later.',
+          status: 429,
+          code: 'UPSTREAM_STATUS',
+        },
+        duration_ms: ms,
+      },
+    ];
+    // Neither exchange ends: only the release on failure can have made room for the second.
+    const first = await chain('backup-room-for-one-fails', {}, undefined, true);
+    const second = await chain('backup-room-for-one-fails', {}, undefined, true);
+    expect(first.attempts).toEqual(trail);
+    expect(second.attempts).toEqual(trail);
+  });
+
+  it('a slot that answered keeps its hold until its exchange ends: the next one finds it over its cap', async () => {
+    const first = await chain('backup-room-for-one-answers', {}, undefined, true);
+    expect(first.attempts.map((a) => a.status)).toEqual(['error', 'success']);
+    const second = await chain('backup-room-for-one-answers');
+    expect(second.attempts.slice(1)).toEqual([
+      {
+        provider: 'oai',
+        model: 'gpt-4o-mini',
+        status: 'skipped',
+        reason: { message: 'spend cap team/room-for-one-answers (daily, $0.005) on backup-1 is reached' },
+      },
+    ]);
   });
 });

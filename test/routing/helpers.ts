@@ -55,14 +55,8 @@ export const chat = (workflow: string, extra: Partial<NativeBody> = {}): NativeB
   ...extra,
 });
 
-/**
- * The spend feature's slot guard for `p` (caps from the project's SpendCaps), as the pipeline
- * hands it to the chain, and the run to finish once the chain is done.
- */
-export async function spendGuard(
-  runtime: Runtime,
-  p: Prepared,
-): Promise<{ guard: SlotGuard | undefined; close: () => Promise<void> }> {
+/** The spend feature (limits and caps) on an in-memory store, as a pod runs it. */
+export function spendCaps(runtime: Runtime) {
   const now = () => Date.parse('2026-11-25T12:00:00Z');
   const feature = limitsAndCaps({
     store: new MemoryGuardStore(now),
@@ -72,23 +66,34 @@ export async function spendGuard(
     thresholds: { log: () => {}, emit: () => {} },
     member: 'pod-routing',
   });
-  const ex: Exchange = {
-    id: `ex-${randomBytes(4).toString('hex')}`,
-    kind: 'request',
-    surface: 'native',
-    startedAt: performance.now(),
-    auth: authOf(runtime),
-    signal: new AbortController().signal,
-    trace: NO_TRACE,
-    progress: newProgress(),
-  };
-  const run = await feature.begin({ ex, p, providerOptional: false });
   return {
-    guard: run?.toChain?.(p),
-    close: async () => {
-      run?.finish({ kind: 'refused', error: new GatewayError('invalid_request', 'the test is over') });
-      await feature.close();
+    /**
+     * The slot guard of one exchange for `p`, as the pipeline hands it to the chain, and the end
+     * of that exchange (refused: every hold it still has is given back).
+     */
+    async begin(p: Prepared): Promise<{ guard: SlotGuard | undefined; finish: () => void }> {
+      const ex: Exchange = {
+        id: `ex-${randomBytes(4).toString('hex')}`,
+        kind: 'request',
+        surface: 'native',
+        startedAt: performance.now(),
+        auth: authOf(runtime),
+        signal: new AbortController().signal,
+        trace: NO_TRACE,
+        progress: newProgress(),
+      };
+      const run = await feature.begin({ ex, p, providerOptional: false });
+      return {
+        guard: run?.toChain?.(p),
+        finish: () => {
+          run?.finish({
+            kind: 'refused',
+            error: new GatewayError('invalid_request', 'the exchange is over'),
+          });
+        },
+      };
     },
+    close: () => feature.close(),
   };
 }
 
