@@ -10,6 +10,7 @@ import {
   checkMessagesBreakpoints,
   messagesRequest,
   promptMessages,
+  rejectCountTokensParams,
   rejectMessagesParams,
 } from '../requests/messages-translate.ts';
 import { parseBody } from '../requests/zod-error.ts';
@@ -20,7 +21,6 @@ import { countMessageTokens, exactMessageTokens } from '../tokens/count.ts';
 import { authOf, serve } from './context.ts';
 
 const CHAT_TYPES = ['chat', 'vision'] as const;
-const COUNT_KEYS = new Set(Object.keys(countTokensBody.shape));
 
 /** The Messages surface follows the project's compatible-API switch, like the OpenAI surfaces. */
 function gate(req: FastifyRequest): AuthContext {
@@ -70,7 +70,7 @@ export function messagesRoutes(app: FastifyInstance, pipeline: Pipeline): void {
 
   const countTokens = async (req: FastifyRequest): Promise<unknown> => {
     const auth = gate(req);
-    rejectMessagesParams(req.body, COUNT_KEYS);
+    rejectCountTokensParams(req.body);
     const body = parseBody(countTokensBody, req.body);
     checkMessagesBreakpoints(body);
     const wf = auth.project.workflows.get(body.model);

@@ -15,11 +15,13 @@ import {
   type ContentBlock,
   type CountTokensBody,
   contentBlock,
+  countTokensBody,
   MESSAGES_REFUSED,
   type MessagesBody,
   messagesBody,
 } from './messages-schema.ts';
 import type { NativeBody } from './native-schema.ts';
+import { paramRules, refusedWhenSet, refuseParams, unsupported } from './param-rules.ts';
 import { invalidRequest } from './zod-error.ts';
 
 /**
@@ -46,31 +48,19 @@ export const MESSAGES_MAPPED = [
   'service_tier',
 ] as const;
 
-const refuse = (param: string, message: string): GatewayError =>
-  new GatewayError('unsupported_parameter', message, { param });
+const REFUSED = refusedWhenSet(MESSAGES_REFUSED);
+const METADATA = { metadata: { known: ['user_id'], says: 'metadata takes user_id' } };
+const MESSAGES_PARAMS = paramRules(messagesBody.shape, REFUSED, { fields: METADATA });
+const COUNT_TOKENS_PARAMS = paramRules(countTokensBody.shape, REFUSED, { fields: METADATA });
 
-const asks = (v: unknown): boolean =>
-  v !== undefined && v !== null && v !== false && !(Array.isArray(v) && v.length === 0);
+/** Refuses what POST /v1/messages cannot honour before the schema names anything else. */
+export function rejectMessagesParams(raw: unknown): void {
+  refuseParams(raw, MESSAGES_PARAMS);
+}
 
-const KNOWN = new Set(Object.keys(messagesBody.shape));
-
-/** Refuses what the gateway cannot honour before the schema names anything else. */
-export function rejectMessagesParams(raw: unknown, known: ReadonlySet<string> = KNOWN): void {
-  if (!raw || typeof raw !== 'object' || Array.isArray(raw)) return;
-  const body = raw as Record<string, unknown>;
-  for (const name of MESSAGES_REFUSED)
-    if (asks(body[name])) throw refuse(name, `The parameter "${name}" is not supported by this gateway.`);
-  for (const [name, v] of Object.entries(body))
-    if (!known.has(name) && v !== undefined && v !== null)
-      throw refuse(name, `The parameter "${name}" is not known to this gateway.`);
-  const md = body.metadata;
-  if (md && typeof md === 'object' && !Array.isArray(md))
-    for (const [name, v] of Object.entries(md))
-      if (name !== 'user_id' && v !== undefined && v !== null)
-        throw refuse(
-          `metadata.${name}`,
-          `The parameter "metadata.${name}" is not supported: metadata takes user_id.`,
-        );
+/** The same for POST /v1/messages/count_tokens, whose body is the prompt half of a message's. */
+export function rejectCountTokensParams(raw: unknown): void {
+  refuseParams(raw, COUNT_TOKENS_PARAMS);
 }
 
 function blocksOf(content: unknown[] | string, where: string): ContentBlock[] | string {
@@ -79,7 +69,7 @@ function blocksOf(content: unknown[] | string, where: string): ContentBlock[] | 
     const param = `${where}.content[${j}]`;
     const type = raw && typeof raw === 'object' ? (raw as { type?: unknown }).type : undefined;
     if (typeof type !== 'string' || !(BLOCK_TYPES as readonly string[]).includes(type))
-      throw refuse(
+      throw unsupported(
         `${param}.type`,
         `The content block type "${String(type)}" is not supported: send ${BLOCK_TYPES.join(', ')} blocks.`,
       );
@@ -249,7 +239,7 @@ function tools(raw: unknown[] | undefined): NativeBody['tools'] {
   return raw.map((t, i) => {
     const obj = t && typeof t === 'object' ? (t as Record<string, unknown>) : {};
     if (obj.type !== undefined && obj.type !== 'custom')
-      throw refuse(
+      throw unsupported(
         `tools[${i}].type`,
         `The tool type "${String(obj.type)}" is not supported: only client tools with input_schema are.`,
       );
@@ -269,7 +259,7 @@ function tools(raw: unknown[] | undefined): NativeBody['tools'] {
       );
     for (const key of Object.keys(obj))
       if (!['type', 'name', 'description', 'input_schema', 'cache_control'].includes(key) && obj[key] != null)
-        throw refuse(`tools[${i}].${key}`, `The tool field "${key}" is not supported by this gateway.`);
+        throw unsupported(`tools[${i}].${key}`, `The tool field "${key}" is not supported by this gateway.`);
     const cache = breakpoint(obj.cache_control);
     return {
       type: 'function' as const,
