@@ -1,5 +1,4 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { AuthContext } from '../auth/authenticate.ts';
 import { randomHex } from '../domain/ids.ts';
 import { GatewayError } from '../errors/index.ts';
 import type { Pipeline } from '../pipeline/run.ts';
@@ -18,19 +17,10 @@ import { compatResult } from '../responses/encode-compat.ts';
 import { messageObject } from '../responses/encode-messages.ts';
 import { writeMessagesStream } from '../responses/messages-sse.ts';
 import { countMessageTokens, exactMessageTokens } from '../tokens/count.ts';
-import { authOf, serve } from './context.ts';
+import { compatibleAuth } from './compatible-switch.ts';
+import { serve } from './context.ts';
 
 const CHAT_TYPES = ['chat', 'vision'] as const;
-
-/** The Messages surface follows the project's compatible-API switch, like the OpenAI surfaces. */
-function gate(req: FastifyRequest): AuthContext {
-  const auth = authOf(req);
-  if (!auth.project.config.compatibleApiEnabled)
-    throw new GatewayError('feature_disabled', 'The compatible APIs are disabled for this project.', {
-      hint: 'Set spec.compatibleApi.enabled: true on the Project.',
-    });
-  return auth;
-}
 
 const messageId = (): string => `msg_${randomHex(16)}`;
 
@@ -43,7 +33,7 @@ const messageId = (): string => `msg_${randomHex(16)}`;
  */
 export function messagesRoutes(app: FastifyInstance, pipeline: Pipeline): void {
   const create = async (req: FastifyRequest, reply: FastifyReply): Promise<unknown> => {
-    gate(req);
+    compatibleAuth(req);
     rejectMessagesParams(req.body);
     const body = parseBody(messagesBody, req.body);
     const translated = messagesRequest(body, req.body as Record<string, unknown>, req.headers);
@@ -69,7 +59,7 @@ export function messagesRoutes(app: FastifyInstance, pipeline: Pipeline): void {
   };
 
   const countTokens = async (req: FastifyRequest): Promise<unknown> => {
-    const auth = gate(req);
+    const auth = compatibleAuth(req);
     rejectCountTokensParams(req.body);
     const body = parseBody(countTokensBody, req.body);
     checkMessagesBreakpoints(body);

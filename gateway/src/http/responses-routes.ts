@@ -1,5 +1,4 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { AuthContext } from '../auth/authenticate.ts';
 import { GatewayError } from '../errors/index.ts';
 import type { Pipeline } from '../pipeline/run.ts';
 import { LIMITS } from '../requests/limits.ts';
@@ -11,20 +10,11 @@ import { answeredResponse, type ResponseEcho } from '../responses/encode-respons
 import { writeResponsesStream } from '../responses/responses-sse.ts';
 import { assistantTurn, conversationOf } from '../stored-responses/record.ts';
 import type { StoredResponse, StoredResponseStore } from '../stored-responses/types.ts';
-import { authOf, serve } from './context.ts';
+import { compatibleAuth } from './compatible-switch.ts';
+import { serve } from './context.ts';
 
 const DAY_MS = 86_400_000;
 const CHAT_TYPES = ['chat', 'vision'] as const;
-
-/** The Responses surface follows the project's OpenAI-compatible switch. */
-function gate(req: FastifyRequest): AuthContext {
-  const auth = authOf(req);
-  if (!auth.project.config.compatibleApiEnabled)
-    throw new GatewayError('feature_disabled', 'The OpenAI-compatible API is disabled for this project.', {
-      hint: 'Set spec.compatibleApi.enabled: true on the Project.',
-    });
-  return auth;
-}
 
 const notFound = (id: string, param?: string): GatewayError =>
   new GatewayError('response_not_found', `Response with id "${id}" not found.`, { param });
@@ -47,7 +37,7 @@ export function responsesRoutes(
   now: () => number,
 ): void {
   const create = async (req: FastifyRequest, reply: FastifyReply): Promise<unknown> => {
-    const auth = gate(req);
+    const auth = compatibleAuth(req);
     rejectResponsesParams(req.body);
     const body = parseBody(responsesBody, req.body);
     const projectId = auth.project.config.id;
@@ -102,7 +92,7 @@ export function responsesRoutes(
   };
 
   const stored = async (req: FastifyRequest): Promise<StoredResponse> => {
-    const auth = gate(req);
+    const auth = compatibleAuth(req);
     const { id } = parseBody(responseIdParams, req.params);
     const found = await store.get(auth.project.config.id, id).catch((err: unknown) => {
       throw unavailable(err);
@@ -125,7 +115,7 @@ export function responsesRoutes(
     return (await stored(req)).response;
   });
   app.delete('/responses/:id', { config: { scope: 'ai' } }, async (req) => {
-    const auth = gate(req);
+    const auth = compatibleAuth(req);
     const { id } = parseBody(responseIdParams, req.params);
     const deleted = await store.delete(auth.project.config.id, id).catch((err: unknown) => {
       throw unavailable(err);
