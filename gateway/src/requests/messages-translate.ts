@@ -22,6 +22,7 @@ import {
 } from './messages-schema.ts';
 import type { NativeBody } from './native-schema.ts';
 import { paramRules, refusedWhenSet, refuseParams, unsupported } from './param-rules.ts';
+import { checkedToolName } from './tool-name.ts';
 import { invalidRequest } from './zod-error.ts';
 
 /**
@@ -243,11 +244,7 @@ function tools(raw: unknown[] | undefined): NativeBody['tools'] {
         `tools[${i}].type`,
         `The tool type "${String(obj.type)}" is not supported: only client tools with input_schema are.`,
       );
-    const name = obj.name;
-    if (typeof name !== 'string' || !/^[a-zA-Z0-9_-]{1,64}$/.test(name))
-      throw new GatewayError('invalid_request', 'Invalid tool: names are 1-64 letters, digits, _ or -.', {
-        param: `tools[${i}].name`,
-      });
+    const name = checkedToolName(obj.name, `tools[${i}].name`);
     const schema = obj.input_schema;
     if (!isObjectSchema(schema))
       throw new GatewayError(

@@ -12,6 +12,7 @@ import {
   type ResponsesInputItem,
   responsesBody,
 } from './responses-schema.ts';
+import { checkedToolName } from './tool-name.ts';
 import { invalidRequest } from './zod-error.ts';
 
 /**
@@ -267,16 +268,18 @@ function tools(raw: unknown[] | null | undefined): NativeBody['tools'] {
         `tools[${i}].type`,
         `The tool type "${String(type)}" is not supported: only function tools are.`,
       );
-    const { name, description, parameters, strict } = t as {
+    const {
+      name: rawName,
+      description,
+      parameters,
+      strict,
+    } = t as {
       name?: unknown;
       description?: unknown;
       parameters?: unknown;
       strict?: unknown;
     };
-    if (typeof name !== 'string' || !/^[a-zA-Z0-9_-]{1,64}$/.test(name))
-      throw new GatewayError('invalid_request', 'Invalid tool: names are 1-64 letters, digits, _ or -.', {
-        param: `tools[${i}].name`,
-      });
+    const name = checkedToolName(rawName, `tools[${i}].name`);
     if (parameters != null && !isObjectSchema(parameters))
       throw new GatewayError(
         'invalid_request',
