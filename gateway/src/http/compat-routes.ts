@@ -1,6 +1,10 @@
 import multipart from '@fastify/multipart';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { RequestType } from '#contract';
+import { chatCompletion, nativeData } from '../encoders/data.ts';
+import { encodeCompletionStream, textCompletion } from '../encoders/encode-completions.ts';
+import { encodeStream } from '../encoders/encode-stream.ts';
+import { resultOrUpstreamError } from '../encoders/result-or-upstream-error.ts';
 import { GatewayError } from '../errors/index.ts';
 import type { Pipeline } from '../pipeline/run.ts';
 import type { CanonicalResult } from '../providers/types.ts';
@@ -11,10 +15,6 @@ import { compatChatBody, compatCompletionBody } from '../requests/compat-schema.
 import { LIMITS } from '../requests/limits.ts';
 import type { NativeBody } from '../requests/native-schema.ts';
 import { parseBody } from '../requests/zod-error.ts';
-import { chatCompletion, nativeData } from '../responses/data.ts';
-import { compatResult } from '../responses/encode-compat.ts';
-import { encodeCompletionStream, textCompletion } from '../responses/encode-completions.ts';
-import { encodeStream } from '../responses/encode-stream.ts';
 import { compatibleAuth } from './compatible-switch.ts';
 import { serve } from './context.ts';
 import { modelObject, providerModels } from './models.ts';
@@ -41,7 +41,7 @@ export function compatRoutes(app: FastifyInstance, pipeline: Pipeline): void {
       compat: { allowed },
     });
     if (result.kind === 'streaming') throw new Error('a sync request produced a stream');
-    return compatResult(reply, ex, result);
+    return resultOrUpstreamError(reply, ex, result);
   };
 
   const chat = async (req: FastifyRequest, reply: FastifyReply): Promise<unknown> => {
@@ -60,7 +60,7 @@ export function compatRoutes(app: FastifyInstance, pipeline: Pipeline): void {
           dialect: 'compat',
           includeUsage: body.stream_options?.include_usage === true,
         });
-      compatResult(reply, ex, result);
+      resultOrUpstreamError(reply, ex, result);
       throw new Error('a stream request produced a plain answer');
     }
     const result = await answer(req, reply, native, CHAT_TYPES);
@@ -81,7 +81,7 @@ export function compatRoutes(app: FastifyInstance, pipeline: Pipeline): void {
       });
       if (result.kind === 'streaming')
         return encodeCompletionStream(reply, ex, result, body.stream_options?.include_usage === true);
-      compatResult(reply, ex, result);
+      resultOrUpstreamError(reply, ex, result);
       throw new Error('a stream request produced a plain answer');
     }
     const result = await answer(req, reply, native, COMPLETION_TYPES);

@@ -1,5 +1,8 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { randomHex } from '../domain/ids.ts';
+import { messageObject } from '../encoders/encode-messages.ts';
+import { writeMessagesStream } from '../encoders/messages-sse.ts';
+import { resultOrUpstreamError } from '../encoders/result-or-upstream-error.ts';
 import { GatewayError } from '../errors/index.ts';
 import type { Pipeline } from '../pipeline/run.ts';
 import type { ChatMessage, ChatRequest } from '../providers/types.ts';
@@ -13,9 +16,6 @@ import {
   rejectMessagesParams,
 } from '../requests/messages-translate.ts';
 import { parseBody } from '../requests/zod-error.ts';
-import { compatResult } from '../responses/encode-compat.ts';
-import { messageObject } from '../responses/encode-messages.ts';
-import { writeMessagesStream } from '../responses/messages-sse.ts';
 import { countMessageTokens, exactMessageTokens } from '../tokens/count.ts';
 import { compatibleAuth } from './compatible-switch.ts';
 import { serve } from './context.ts';
@@ -26,7 +26,7 @@ const messageId = (): string => `msg_${randomHex(16)}`;
 
 /**
  * POST /v1/messages and /v1/messages/count_tokens (Anthropic's Messages API): parse
- * (requests/messages-*), run the one pipeline, encode (responses/encode-messages.ts). `model` is the
+ * (requests/messages-*), run the one pipeline, encode (encoders/encode-messages.ts). `model` is the
  * workflow name. The request also travels as sent (a NativeRequest), which slots that speak the
  * Messages API receive with what the workflow adds, and whose answer comes back as they sent it.
  * `anthropic-version` is accepted and not needed; some `anthropic-beta` features are forwarded.
@@ -53,7 +53,7 @@ export function messagesRoutes(app: FastifyInstance, pipeline: Pipeline): void {
       );
       return writeMessagesStream(reply, ex, outcome, { id, model: body.model, stops }, estimate);
     }
-    const result = compatResult(reply, ex, outcome);
+    const result = resultOrUpstreamError(reply, ex, outcome);
     if (result.kind !== 'chat') throw new Error(`unexpected ${result.kind} result for a message`);
     return reply.send(messageObject({ id, model: body.model, stops }, result));
   };

@@ -1,13 +1,13 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { answeredResponse, type ResponseEcho } from '../encoders/encode-responses.ts';
+import { writeResponsesStream } from '../encoders/responses-sse.ts';
+import { resultOrUpstreamError } from '../encoders/result-or-upstream-error.ts';
 import { GatewayError } from '../errors/index.ts';
 import type { Pipeline } from '../pipeline/run.ts';
 import { LIMITS } from '../requests/limits.ts';
 import { inputItemsQuery, responseIdParams, responsesBody } from '../requests/responses-schema.ts';
 import { newId, rejectResponsesParams, responsesToNative } from '../requests/responses-translate.ts';
 import { parseBody } from '../requests/zod-error.ts';
-import { compatResult } from '../responses/encode-compat.ts';
-import { answeredResponse, type ResponseEcho } from '../responses/encode-responses.ts';
-import { writeResponsesStream } from '../responses/responses-sse.ts';
 import { assistantTurn, conversationOf } from '../stored-responses/record.ts';
 import type { StoredResponse, StoredResponseStore } from '../stored-responses/types.ts';
 import { compatibleAuth } from './compatible-switch.ts';
@@ -27,7 +27,7 @@ const unavailable = (err: unknown): GatewayError =>
 
 /**
  * POST /v1/responses and the stored-response reads. The route parses (requests/responses-*),
- * continues a stored conversation, runs the one pipeline and encodes (responses/encode-responses*);
+ * continues a stored conversation, runs the one pipeline and encodes (encoders/encode-responses*);
  * a stored response is durable before its answer is sent, so any gateway process can continue it.
  */
 export function responsesRoutes(
@@ -82,7 +82,7 @@ export function responsesRoutes(
     });
     sessionId = outcome.notes.sessionId;
     if (outcome.kind === 'streaming') return writeResponsesStream(reply, ex, outcome, echo, stored);
-    const result = compatResult(reply, ex, outcome);
+    const result = resultOrUpstreamError(reply, ex, outcome);
     if (result.kind !== 'chat') throw new Error(`unexpected ${result.kind} result for a response`);
     const response = answeredResponse(echo, result);
     await stored(response).catch((err: unknown) => {
