@@ -7,11 +7,11 @@ import { GatewayError } from '../errors/index.ts';
 import type { Pipeline } from '../pipeline/run.ts';
 import type { ChatMessage, ChatRequest } from '../providers/types.ts';
 import { LIMITS } from '../requests/limits.ts';
+import { promptMessages } from '../requests/messages-prompt.ts';
 import { countTokensBody, messagesBody } from '../requests/messages-schema.ts';
 import {
   checkMessagesBreakpoints,
   messagesRequest,
-  promptMessages,
   rejectCountTokensParams,
   rejectMessagesParams,
 } from '../requests/messages-translate.ts';
