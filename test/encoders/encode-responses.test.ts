@@ -180,7 +180,7 @@ describe('ResponsesStreamEncoder', () => {
     ]);
     const { events, response } = enc.finish(USAGE);
     const all: TypedEvent[] = [...out, ...events];
-    const msgId = (all[2]?.item as { id: string }).id;
+    const msgId = (response.output as { id: string }[])[0]?.id;
     expect(msgId).toEqual(id('msg'));
     const inProgress = { ...DEFAULTS, status: 'in_progress', output: [], usage: null };
     const part = { type: 'output_text', text: 'Hello', annotations: [], logprobs: [] };
