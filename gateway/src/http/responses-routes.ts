@@ -5,6 +5,7 @@ import { resultOrUpstreamError } from '../encoders/result-or-upstream-error.ts';
 import { GatewayError } from '../errors/index.ts';
 import type { Pipeline } from '../pipeline/run.ts';
 import { LIMITS } from '../requests/limits.ts';
+import { unsupported } from '../requests/param-rules.ts';
 import { inputItemsQuery, responseIdParams, responsesBody } from '../requests/responses-schema.ts';
 import { newId, rejectResponsesParams, responsesToNative } from '../requests/responses-translate.ts';
 import { parseBody } from '../requests/zod-error.ts';
@@ -109,9 +110,7 @@ export function responsesRoutes(
   // Reads are not requests to a workflow: no request-log entry, like GET /v1/sessions/{id}.
   app.get('/responses/:id', { config: { scope: 'ai' } }, async (req) => {
     if ((req.query as { stream?: unknown }).stream === 'true')
-      throw new GatewayError('unsupported_parameter', 'Streaming a stored response back is not supported.', {
-        param: 'stream',
-      });
+      throw unsupported('stream', 'Streaming a stored response back is not supported.');
     return (await stored(req)).response;
   });
   app.delete('/responses/:id', { config: { scope: 'ai' } }, async (req) => {
