@@ -1,4 +1,4 @@
-import type { WrappedBody } from '../responses/native.ts';
+import type { WrappedBody } from '../encoders/native.ts';
 import type { TraceContext } from '../tracing/types.ts';
 
 /**

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
+import { wrappedBody } from '../encoders/encode-native.ts';
 import { GatewayError, InternalError } from '../errors/index.ts';
 import { type Exchange, newProgress } from '../pipeline/exchange.ts';
 import type { Prepared } from '../pipeline/prepare.ts';
@@ -7,7 +8,6 @@ import type { FinishedResult } from '../pipeline/result.ts';
 import type { Pipeline } from '../pipeline/run.ts';
 import type { Settle } from '../pipeline/settle.ts';
 import type { NativeBody } from '../requests/native-schema.ts';
-import { wrappedBody } from '../responses/encode-native.ts';
 import type { SnapshotStore } from '../snapshot/store.ts';
 import type { TraceContext, Tracing } from '../tracing/types.ts';
 import type { WebhookDispatcher } from '../webhooks/dispatcher.ts';

@@ -1,4 +1,5 @@
 import { type ApiKeyScope, hashApiKey } from '#contract';
+import { BoundedMap } from '../domain/bounded-map.ts';
 import { GatewayError } from '../errors/index.ts';
 import type { Runtime, RuntimeKey, RuntimeProject } from '../snapshot/runtime.ts';
 
@@ -17,7 +18,7 @@ const BEARER = /^bearer[ \t]+/i;
  * enters, so the memo cannot be grown from outside and a miss costs what it did), per snapshot, so
  * a new snapshot forgets revoked keys.
  */
-const digests = new WeakMap<Runtime, Map<string, string>>();
+const digests = new WeakMap<Runtime, BoundedMap<string, string>>();
 const MAX_DIGESTS = 10_000;
 
 function digestOf(token: string, runtime: Runtime): string {
@@ -27,9 +28,9 @@ function digestOf(token: string, runtime: Runtime): string {
   const keyHash = hashApiKey(token);
   if (!runtime.keys.has(keyHash)) return keyHash;
   if (!memo) {
-    memo = new Map();
+    memo = new BoundedMap(MAX_DIGESTS);
     digests.set(runtime, memo);
-  } else if (memo.size >= MAX_DIGESTS) memo.clear();
+  }
   memo.set(token, keyHash);
   return keyHash;
 }

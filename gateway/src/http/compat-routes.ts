@@ -1,7 +1,10 @@
 import multipart from '@fastify/multipart';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { RequestType } from '#contract';
-import type { AuthContext } from '../auth/authenticate.ts';
+import { chatCompletion, nativeData } from '../encoders/data.ts';
+import { encodeCompletionStream, textCompletion } from '../encoders/encode-completions.ts';
+import { encodeStream } from '../encoders/encode-stream.ts';
+import { resultOrUpstreamError } from '../encoders/result-or-upstream-error.ts';
 import { GatewayError } from '../errors/index.ts';
 import type { Pipeline } from '../pipeline/run.ts';
 import type { CanonicalResult } from '../providers/types.ts';
@@ -12,23 +15,10 @@ import { compatChatBody, compatCompletionBody } from '../requests/compat-schema.
 import { LIMITS } from '../requests/limits.ts';
 import type { NativeBody } from '../requests/native-schema.ts';
 import { parseBody } from '../requests/zod-error.ts';
-import { chatCompletion, nativeData } from '../responses/data.ts';
-import { compatResult } from '../responses/encode-compat.ts';
-import { encodeCompletionStream, textCompletion } from '../responses/encode-completions.ts';
-import { encodeStream } from '../responses/encode-stream.ts';
-import { authOf, serve } from './context.ts';
+import { compatibleAuth } from './compatible-switch.ts';
+import { serve } from './context.ts';
 import { modelObject, providerModels } from './models.ts';
 import { readTranscriptionForm } from './transcription-form.ts';
-
-/** Compatible-surface gate: the project switch. */
-function compatAuth(req: FastifyRequest): AuthContext {
-  const auth = authOf(req);
-  if (!auth.project.config.compatibleApiEnabled)
-    throw new GatewayError('feature_disabled', 'The OpenAI-compatible API is disabled for this project.', {
-      hint: 'Set spec.compatibleApi.enabled: true on the Project.',
-    });
-  return auth;
-}
 
 const CHAT_TYPES: readonly RequestType[] = ['chat', 'vision'];
 const COMPLETION_TYPES: readonly RequestType[] = ['completion'];
@@ -51,11 +41,11 @@ export function compatRoutes(app: FastifyInstance, pipeline: Pipeline): void {
       compat: { allowed },
     });
     if (result.kind === 'streaming') throw new Error('a sync request produced a stream');
-    return compatResult(reply, ex, result);
+    return resultOrUpstreamError(reply, ex, result);
   };
 
   const chat = async (req: FastifyRequest, reply: FastifyReply): Promise<unknown> => {
-    compatAuth(req);
+    compatibleAuth(req);
     rejectUnsupported(req.body);
     const body = parseBody(compatChatBody, req.body);
     const native = compatChatToNative(body);
@@ -70,7 +60,7 @@ export function compatRoutes(app: FastifyInstance, pipeline: Pipeline): void {
           dialect: 'compat',
           includeUsage: body.stream_options?.include_usage === true,
         });
-      compatResult(reply, ex, result);
+      resultOrUpstreamError(reply, ex, result);
       throw new Error('a stream request produced a plain answer');
     }
     const result = await answer(req, reply, native, CHAT_TYPES);
@@ -79,7 +69,7 @@ export function compatRoutes(app: FastifyInstance, pipeline: Pipeline): void {
   };
 
   const completions = async (req: FastifyRequest, reply: FastifyReply): Promise<unknown> => {
-    compatAuth(req);
+    compatibleAuth(req);
     rejectUnsupportedCompletion(req.body);
     const body = parseBody(compatCompletionBody, req.body);
     const native = compatCompletionToNative(body);
@@ -91,7 +81,7 @@ export function compatRoutes(app: FastifyInstance, pipeline: Pipeline): void {
       });
       if (result.kind === 'streaming')
         return encodeCompletionStream(reply, ex, result, body.stream_options?.include_usage === true);
-      compatResult(reply, ex, result);
+      resultOrUpstreamError(reply, ex, result);
       throw new Error('a stream request produced a plain answer');
     }
     const result = await answer(req, reply, native, COMPLETION_TYPES);
@@ -100,7 +90,7 @@ export function compatRoutes(app: FastifyInstance, pipeline: Pipeline): void {
   };
 
   const embeddings = async (req: FastifyRequest, reply: FastifyReply): Promise<unknown> => {
-    compatAuth(req);
+    compatibleAuth(req);
     const { body, native } = compatEmbedding(req.body);
     const result = await answer(req, reply, native, ['embedding']);
     const data = nativeData(result, body.model, 0, undefined) as Record<string, unknown>;
@@ -108,21 +98,21 @@ export function compatRoutes(app: FastifyInstance, pipeline: Pipeline): void {
   };
 
   const images = async (req: FastifyRequest, reply: FastifyReply): Promise<unknown> => {
-    compatAuth(req);
+    compatibleAuth(req);
     const { model, native } = compatImage(req.body);
     const result = await answer(req, reply, native, ['image']);
     return reply.send(nativeData(result, model, 0, undefined));
   };
 
   const speech = async (req: FastifyRequest, reply: FastifyReply): Promise<unknown> => {
-    compatAuth(req);
+    compatibleAuth(req);
     const result = await answer(req, reply, compatSpeech(req.body), ['audio']);
     if (result.kind !== 'speech') throw new Error(`unexpected ${result.kind} result for speech`);
     return reply.header('content-type', result.contentType).send(Buffer.from(result.audio));
   };
 
   const transcription = async (req: FastifyRequest, reply: FastifyReply): Promise<unknown> => {
-    compatAuth(req);
+    compatibleAuth(req);
     const form = await readTranscriptionForm(req);
     const result = await answer(req, reply, form.body, ['audio']);
     if (result.kind !== 'transcription')
@@ -156,11 +146,11 @@ export function compatRoutes(app: FastifyInstance, pipeline: Pipeline): void {
     );
   });
   app.get('/models', { config }, async (req) => {
-    const auth = compatAuth(req);
+    const auth = compatibleAuth(req);
     return { object: 'list', data: [...auth.project.workflows.values()].map(modelObject) };
   });
   app.get('/models/:model', { config }, async (req) => {
-    const auth = compatAuth(req);
+    const auth = compatibleAuth(req);
     const name = (req.params as { model: string }).model;
     const wf = auth.project.workflows.get(name);
     if (!wf)
@@ -170,5 +160,5 @@ export function compatRoutes(app: FastifyInstance, pipeline: Pipeline): void {
       );
     return modelObject(wf);
   });
-  app.get('/provider-models', { config }, async (req) => providerModels(compatAuth(req).project));
+  app.get('/provider-models', { config }, async (req) => providerModels(compatibleAuth(req).project));
 }

@@ -1,49 +1,39 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { AuthContext } from '../auth/authenticate.ts';
 import { randomHex } from '../domain/ids.ts';
+import { messageObject } from '../encoders/encode-messages.ts';
+import { writeMessagesStream } from '../encoders/messages-sse.ts';
+import { resultOrUpstreamError } from '../encoders/result-or-upstream-error.ts';
 import { GatewayError } from '../errors/index.ts';
 import type { Pipeline } from '../pipeline/run.ts';
 import type { ChatMessage, ChatRequest } from '../providers/types.ts';
 import { LIMITS } from '../requests/limits.ts';
+import { promptMessages } from '../requests/messages-prompt.ts';
 import { countTokensBody, messagesBody } from '../requests/messages-schema.ts';
 import {
   checkMessagesBreakpoints,
   messagesRequest,
-  promptMessages,
+  rejectCountTokensParams,
   rejectMessagesParams,
 } from '../requests/messages-translate.ts';
 import { parseBody } from '../requests/zod-error.ts';
-import { compatResult } from '../responses/encode-compat.ts';
-import { messageObject } from '../responses/encode-messages.ts';
-import { writeMessagesStream } from '../responses/messages-sse.ts';
 import { countMessageTokens, exactMessageTokens } from '../tokens/count.ts';
-import { authOf, serve } from './context.ts';
+import { compatibleAuth } from './compatible-switch.ts';
+import { serve } from './context.ts';
 
 const CHAT_TYPES = ['chat', 'vision'] as const;
-const COUNT_KEYS = new Set(Object.keys(countTokensBody.shape));
-
-/** The Messages surface follows the project's compatible-API switch, like the OpenAI surfaces. */
-function gate(req: FastifyRequest): AuthContext {
-  const auth = authOf(req);
-  if (!auth.project.config.compatibleApiEnabled)
-    throw new GatewayError('feature_disabled', 'The compatible APIs are disabled for this project.', {
-      hint: 'Set spec.compatibleApi.enabled: true on the Project.',
-    });
-  return auth;
-}
 
 const messageId = (): string => `msg_${randomHex(16)}`;
 
 /**
  * POST /v1/messages and /v1/messages/count_tokens (Anthropic's Messages API): parse
- * (requests/messages-*), run the one pipeline, encode (responses/encode-messages.ts). `model` is the
+ * (requests/messages-*), run the one pipeline, encode (encoders/encode-messages.ts). `model` is the
  * workflow name. The request also travels as sent (a NativeRequest), which slots that speak the
  * Messages API receive with what the workflow adds, and whose answer comes back as they sent it.
  * `anthropic-version` is accepted and not needed; some `anthropic-beta` features are forwarded.
  */
 export function messagesRoutes(app: FastifyInstance, pipeline: Pipeline): void {
   const create = async (req: FastifyRequest, reply: FastifyReply): Promise<unknown> => {
-    gate(req);
+    compatibleAuth(req);
     rejectMessagesParams(req.body);
     const body = parseBody(messagesBody, req.body);
     const translated = messagesRequest(body, req.body as Record<string, unknown>, req.headers);
@@ -63,14 +53,14 @@ export function messagesRoutes(app: FastifyInstance, pipeline: Pipeline): void {
       );
       return writeMessagesStream(reply, ex, outcome, { id, model: body.model, stops }, estimate);
     }
-    const result = compatResult(reply, ex, outcome);
+    const result = resultOrUpstreamError(reply, ex, outcome);
     if (result.kind !== 'chat') throw new Error(`unexpected ${result.kind} result for a message`);
     return reply.send(messageObject({ id, model: body.model, stops }, result));
   };
 
   const countTokens = async (req: FastifyRequest): Promise<unknown> => {
-    const auth = gate(req);
-    rejectMessagesParams(req.body, COUNT_KEYS);
+    const auth = compatibleAuth(req);
+    rejectCountTokensParams(req.body);
     const body = parseBody(countTokensBody, req.body);
     checkMessagesBreakpoints(body);
     const wf = auth.project.workflows.get(body.model);

@@ -1,10 +1,10 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { encodeNative } from '../encoders/encode-native.ts';
+import { encodeStream } from '../encoders/encode-stream.ts';
 import type { Pipeline } from '../pipeline/run.ts';
 import { LIMITS } from '../requests/limits.ts';
 import { nativeBody } from '../requests/native-schema.ts';
 import { parseBody } from '../requests/zod-error.ts';
-import { encodeNative } from '../responses/encode-native.ts';
-import { encodeStream } from '../responses/encode-stream.ts';
 import { serve } from './context.ts';
 
 /** The native surface: parse the body, run the pipeline, encode raw, wrapped or SSE. */

@@ -1,30 +1,21 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { AuthContext } from '../auth/authenticate.ts';
+import { answeredResponse, type ResponseEcho } from '../encoders/encode-responses.ts';
+import { writeResponsesStream } from '../encoders/responses-sse.ts';
+import { resultOrUpstreamError } from '../encoders/result-or-upstream-error.ts';
 import { GatewayError } from '../errors/index.ts';
 import type { Pipeline } from '../pipeline/run.ts';
 import { LIMITS } from '../requests/limits.ts';
+import { unsupported } from '../requests/param-rules.ts';
 import { inputItemsQuery, responseIdParams, responsesBody } from '../requests/responses-schema.ts';
 import { newId, rejectResponsesParams, responsesToNative } from '../requests/responses-translate.ts';
 import { parseBody } from '../requests/zod-error.ts';
-import { compatResult } from '../responses/encode-compat.ts';
-import { answeredResponse, type ResponseEcho } from '../responses/encode-responses.ts';
-import { writeResponsesStream } from '../responses/responses-sse.ts';
 import { assistantTurn, conversationOf } from '../stored-responses/record.ts';
 import type { StoredResponse, StoredResponseStore } from '../stored-responses/types.ts';
-import { authOf, serve } from './context.ts';
+import { compatibleAuth } from './compatible-switch.ts';
+import { serve } from './context.ts';
 
 const DAY_MS = 86_400_000;
 const CHAT_TYPES = ['chat', 'vision'] as const;
-
-/** The Responses surface follows the project's OpenAI-compatible switch. */
-function gate(req: FastifyRequest): AuthContext {
-  const auth = authOf(req);
-  if (!auth.project.config.compatibleApiEnabled)
-    throw new GatewayError('feature_disabled', 'The OpenAI-compatible API is disabled for this project.', {
-      hint: 'Set spec.compatibleApi.enabled: true on the Project.',
-    });
-  return auth;
-}
 
 const notFound = (id: string, param?: string): GatewayError =>
   new GatewayError('response_not_found', `Response with id "${id}" not found.`, { param });
@@ -37,7 +28,7 @@ const unavailable = (err: unknown): GatewayError =>
 
 /**
  * POST /v1/responses and the stored-response reads. The route parses (requests/responses-*),
- * continues a stored conversation, runs the one pipeline and encodes (responses/encode-responses*);
+ * continues a stored conversation, runs the one pipeline and encodes (encoders/encode-responses*);
  * a stored response is durable before its answer is sent, so any gateway process can continue it.
  */
 export function responsesRoutes(
@@ -47,7 +38,7 @@ export function responsesRoutes(
   now: () => number,
 ): void {
   const create = async (req: FastifyRequest, reply: FastifyReply): Promise<unknown> => {
-    const auth = gate(req);
+    const auth = compatibleAuth(req);
     rejectResponsesParams(req.body);
     const body = parseBody(responsesBody, req.body);
     const projectId = auth.project.config.id;
@@ -92,7 +83,7 @@ export function responsesRoutes(
     });
     sessionId = outcome.notes.sessionId;
     if (outcome.kind === 'streaming') return writeResponsesStream(reply, ex, outcome, echo, stored);
-    const result = compatResult(reply, ex, outcome);
+    const result = resultOrUpstreamError(reply, ex, outcome);
     if (result.kind !== 'chat') throw new Error(`unexpected ${result.kind} result for a response`);
     const response = answeredResponse(echo, result);
     await stored(response).catch((err: unknown) => {
@@ -102,7 +93,7 @@ export function responsesRoutes(
   };
 
   const stored = async (req: FastifyRequest): Promise<StoredResponse> => {
-    const auth = gate(req);
+    const auth = compatibleAuth(req);
     const { id } = parseBody(responseIdParams, req.params);
     const found = await store.get(auth.project.config.id, id).catch((err: unknown) => {
       throw unavailable(err);
@@ -119,13 +110,11 @@ export function responsesRoutes(
   // Reads are not requests to a workflow: no request-log entry, like GET /v1/sessions/{id}.
   app.get('/responses/:id', { config: { scope: 'ai' } }, async (req) => {
     if ((req.query as { stream?: unknown }).stream === 'true')
-      throw new GatewayError('unsupported_parameter', 'Streaming a stored response back is not supported.', {
-        param: 'stream',
-      });
+      throw unsupported('stream', 'Streaming a stored response back is not supported.');
     return (await stored(req)).response;
   });
   app.delete('/responses/:id', { config: { scope: 'ai' } }, async (req) => {
-    const auth = gate(req);
+    const auth = compatibleAuth(req);
     const { id } = parseBody(responseIdParams, req.params);
     const deleted = await store.delete(auth.project.config.id, id).catch((err: unknown) => {
       throw unavailable(err);

@@ -12,6 +12,7 @@ import type {
 import { withBreakpoints } from './cache-control.ts';
 import { LIMITS } from './limits.ts';
 import type { NativeBody } from './native-schema.ts';
+import { unsupported } from './param-rules.ts';
 import type { StructuredChoice } from './structured.ts';
 
 export interface CanonicalContext {
@@ -177,10 +178,9 @@ export function toCanonical(body: NativeBody, ctx: CanonicalContext): CanonicalR
         );
       const chatOnly = CHAT_ONLY.find((name) => body[name] != null);
       if (chatOnly)
-        throw new GatewayError(
-          'unsupported_parameter',
+        throw unsupported(
+          chatOnly,
           `${chatOnly} applies to chat requests; ${ctx.subject} has request type completion.`,
-          { param: chatOnly },
         );
       const prompt = ctx.systemInstructions ? `${ctx.systemInstructions}\n\n${body.prompt}` : body.prompt;
       return {

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { DEFAULT_MAX_JSON_DEPTH, jsonTooDeep } from '../json/depth.ts';
 import { cacheControl } from './cache-control.ts';
 import { LIMITS } from './limits.ts';
+import { toolName } from './tool-name.ts';
 
 // `cache_control` on a part: a prompt-cache breakpoint (cache-control.ts), as routers for Claude take it.
 const textPart = z.object({ type: z.literal('text'), text: z.string(), cache_control: cacheControl });
@@ -65,7 +66,7 @@ export const isObjectSchema = (v: unknown): v is Record<string, unknown> =>
 export const tool = z.object({
   type: z.literal('function'),
   function: z.object({
-    name: z.string().regex(/^[a-zA-Z0-9_-]{1,64}$/, 'tool names are 1-64 letters, digits, _ or -'),
+    name: toolName,
     description: z.string().max(4096).optional(),
     parameters: z
       .record(z.string(), z.unknown())

@@ -1,6 +1,6 @@
-import { paramRules, refuseParams } from './compat-params.ts';
 import { type CompatChatBody, compatChatBody, UNSUPPORTED_CHAT_PARAMS } from './compat-schema.ts';
 import type { NativeBody } from './native-schema.ts';
+import { paramRules, refuseParams } from './param-rules.ts';
 
 export { UNSUPPORTED_CHAT_PARAMS };
 
@@ -40,7 +40,7 @@ export const MAPPED_CHAT_PARAMS = [
 const CHAT_PARAMS = paramRules(
   compatChatBody.shape,
   Object.fromEntries(UNSUPPORTED_CHAT_PARAMS.map((name) => [name, []])),
-  { single: ['n'], streamOptions: ['include_usage'] },
+  { single: ['n'], fields: { stream_options: { known: ['include_usage'] } } },
 );
 
 /**

@@ -1,11 +1,10 @@
-import { GatewayError } from '../errors/index.ts';
-import { paramRules, refuseParams } from './compat-params.ts';
 import {
   type CompatCompletionBody,
   compatCompletionBody,
   UNSUPPORTED_COMPLETION_PARAMS,
 } from './compat-schema.ts';
 import type { NativeBody } from './native-schema.ts';
+import { paramRules, refuseParams, unsupported } from './param-rules.ts';
 
 export { UNSUPPORTED_COMPLETION_PARAMS };
 
@@ -35,7 +34,7 @@ export const MAPPED_COMPLETION_PARAMS = [
 const COMPLETION_PARAMS = paramRules(
   compatCompletionBody.shape,
   Object.fromEntries(UNSUPPORTED_COMPLETION_PARAMS.map((name) => [name, []])),
-  { single: ['n', 'best_of'], streamOptions: ['include_usage'] },
+  { single: ['n', 'best_of'], fields: { stream_options: { known: ['include_usage'] } } },
 );
 
 /**
@@ -48,16 +47,16 @@ export function rejectUnsupportedCompletion(raw: unknown): void {
   const prompt = (raw as { prompt?: unknown }).prompt;
   if (Array.isArray(prompt)) {
     if (prompt.some((p) => typeof p !== 'string'))
-      throw new GatewayError(
-        'unsupported_parameter',
+      throw unsupported(
+        'prompt',
         'prompt must be text: token-id prompts are not supported by this gateway.',
-        { param: 'prompt', hint: 'Send prompt: "..." as a string.' },
+        'Send prompt: "..." as a string.',
       );
     if (prompt.length !== 1)
-      throw new GatewayError(
-        'unsupported_parameter',
+      throw unsupported(
+        'prompt',
         `prompt must be one string: ${prompt.length} prompts in one request are not supported by this gateway.`,
-        { param: 'prompt', hint: 'Send one request per prompt.' },
+        'Send one request per prompt.',
       );
   }
   refuseParams(raw, COMPLETION_PARAMS);

@@ -1,5 +1,4 @@
 import type { z } from 'zod';
-import { paramRules, refuseParams } from './compat-params.ts';
 import {
   compatEmbeddingBody,
   compatImageBody,
@@ -8,6 +7,7 @@ import {
   type UNSUPPORTED_SPEECH_PARAMS,
 } from './compat-schema.ts';
 import type { NativeBody } from './native-schema.ts';
+import { paramRules, refuseParams } from './param-rules.ts';
 import { parseBody } from './zod-error.ts';
 
 /*

@@ -31,7 +31,7 @@ export const UNSUPPORTED_CHAT_PARAMS = [
   'safety_identifier',
 ] as const;
 
-/** Schema entries for refused parameters: named, so that they are known, and checked by compat-params.ts. */
+/** Schema entries for refused parameters: named, so that they are known, and checked by param-rules.ts. */
 function refusedShape<const N extends string>(
   names: readonly N[],
 ): { [K in N]: z.ZodOptional<z.ZodUnknown> } {

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { cacheControl } from './cache-control.ts';
 import { LIMITS } from './limits.ts';
+import { toolName } from './tool-name.ts';
 
 /**
  * The body of POST /v1/messages (Anthropic's Messages API). Every key is mapped into the pipeline's
@@ -81,7 +82,7 @@ export const messageParam = z.object({
 
 const customTool = z.object({
   type: z.literal('custom').optional(),
-  name: z.string().regex(/^[a-zA-Z0-9_-]{1,64}$/, 'tool names are 1-64 letters, digits, _ or -'),
+  name: toolName,
   description: z.string().max(16_384).optional(),
   input_schema: z.record(z.string(), z.unknown()),
   cache_control: cacheControl,

@@ -1,26 +1,20 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { GatewayError } from '../errors/index.ts';
-import type {
-  CacheBreakpoint,
-  ChatMessage,
-  ContentPart,
-  NativeRequest,
-  ToolCall,
-} from '../providers/types.ts';
-import { breakpoint, checkBreakpoints, collectBreakpoints, marked } from './cache-control.ts';
+import type { CacheBreakpoint, NativeRequest } from '../providers/types.ts';
+import { breakpoint, checkBreakpoints, collectBreakpoints } from './cache-control.ts';
 import { isObjectSchema } from './common-schema.ts';
 import { nativeMessages } from './messages-native.ts';
+import { messagesPrompt, promptAsMessages } from './messages-prompt.ts';
 import {
-  BLOCK_TYPES,
-  type ContentBlock,
   type CountTokensBody,
-  contentBlock,
+  countTokensBody,
   MESSAGES_REFUSED,
   type MessagesBody,
   messagesBody,
 } from './messages-schema.ts';
 import type { NativeBody } from './native-schema.ts';
-import { invalidRequest } from './zod-error.ts';
+import { paramRules, refusedWhenSet, refuseParams, unsupported } from './param-rules.ts';
+import { checkedToolName } from './tool-name.ts';
 
 /**
  * Every key of messagesBody that is carried into the pipeline's body, or read by the surface itself
@@ -46,202 +40,19 @@ export const MESSAGES_MAPPED = [
   'service_tier',
 ] as const;
 
-const refuse = (param: string, message: string): GatewayError =>
-  new GatewayError('unsupported_parameter', message, { param });
+const REFUSED = refusedWhenSet(MESSAGES_REFUSED);
+const METADATA = { metadata: { known: ['user_id'], says: 'metadata takes user_id' } };
+const MESSAGES_PARAMS = paramRules(messagesBody.shape, REFUSED, { fields: METADATA });
+const COUNT_TOKENS_PARAMS = paramRules(countTokensBody.shape, REFUSED, { fields: METADATA });
 
-const asks = (v: unknown): boolean =>
-  v !== undefined && v !== null && v !== false && !(Array.isArray(v) && v.length === 0);
-
-const KNOWN = new Set(Object.keys(messagesBody.shape));
-
-/** Refuses what the gateway cannot honour before the schema names anything else. */
-export function rejectMessagesParams(raw: unknown, known: ReadonlySet<string> = KNOWN): void {
-  if (!raw || typeof raw !== 'object' || Array.isArray(raw)) return;
-  const body = raw as Record<string, unknown>;
-  for (const name of MESSAGES_REFUSED)
-    if (asks(body[name])) throw refuse(name, `The parameter "${name}" is not supported by this gateway.`);
-  for (const [name, v] of Object.entries(body))
-    if (!known.has(name) && v !== undefined && v !== null)
-      throw refuse(name, `The parameter "${name}" is not known to this gateway.`);
-  const md = body.metadata;
-  if (md && typeof md === 'object' && !Array.isArray(md))
-    for (const [name, v] of Object.entries(md))
-      if (name !== 'user_id' && v !== undefined && v !== null)
-        throw refuse(
-          `metadata.${name}`,
-          `The parameter "metadata.${name}" is not supported: metadata takes user_id.`,
-        );
+/** Refuses what POST /v1/messages cannot honour before the schema names anything else. */
+export function rejectMessagesParams(raw: unknown): void {
+  refuseParams(raw, MESSAGES_PARAMS);
 }
 
-function blocksOf(content: unknown[] | string, where: string): ContentBlock[] | string {
-  if (typeof content === 'string') return content;
-  return content.map((raw, j) => {
-    const param = `${where}.content[${j}]`;
-    const type = raw && typeof raw === 'object' ? (raw as { type?: unknown }).type : undefined;
-    if (typeof type !== 'string' || !(BLOCK_TYPES as readonly string[]).includes(type))
-      throw refuse(
-        `${param}.type`,
-        `The content block type "${String(type)}" is not supported: send ${BLOCK_TYPES.join(', ')} blocks.`,
-      );
-    const parsed = contentBlock.safeParse(raw);
-    if (!parsed.success) {
-      const ge = invalidRequest(parsed.error);
-      throw new GatewayError('invalid_request', `Invalid ${param}: ${ge.message.replace(/^Invalid /, '')}`, {
-        param: `${param}${ge.param ? `.${ge.param}` : ''}`,
-      });
-    }
-    return parsed.data;
-  });
-}
-
-const imagePart = (b: Extract<ContentBlock, { type: 'image' }>): ContentPart => ({
-  type: 'image_url',
-  image_url: {
-    url: b.source.type === 'url' ? b.source.url : `data:${b.source.media_type};base64,${b.source.data}`,
-  },
-});
-
-/**
- * A tool result as a tool message's text; its images go to `images` (a tool message carries text
- * only outside Anthropic, so they follow the results as the user turn's image parts).
- */
-function resultText(b: Extract<ContentBlock, { type: 'tool_result' }>, images: ContentPart[]): string {
-  const c = b.content ?? '';
-  const text =
-    typeof c === 'string'
-      ? c
-      : c
-          .flatMap((p) => {
-            if (p.type === 'text') return [p.text];
-            images.push(imagePart(p));
-            return [];
-          })
-          .join('\n');
-  // The error flag has no field of its own outside Anthropic: the result says it.
-  return b.is_error ? `Error: ${text}` : text;
-}
-
-/** Anthropic turns as chat messages: tool results become tool messages right after their call. */
-function toMessages(body: Pick<MessagesBody, 'messages'>): ChatMessage[] {
-  const out: ChatMessage[] = [];
-  const pending = new Set<string>();
-  body.messages.forEach((m, i) => {
-    const where = `messages[${i}]`;
-    const blocks = blocksOf(m.content, where);
-    if (m.role === 'system') {
-      const text =
-        typeof blocks === 'string'
-          ? blocks
-          : blocks
-              .map((b, j) => {
-                if (b.type !== 'text')
-                  throw new GatewayError('invalid_request', 'system turns carry text blocks only.', {
-                    param: `${where}.content[${j}]`,
-                  });
-                return b.text;
-              })
-              .join('\n\n');
-      out.push({ role: 'system', content: text, ...marked(blocks) });
-      return;
-    }
-    if (m.role === 'assistant') {
-      if (pending.size > 0)
-        throw new GatewayError(
-          'invalid_request',
-          `${where}: the tool_use "${[...pending][0]}" has no tool_result in the user turn after it.`,
-          { param: where },
-        );
-      if (typeof blocks === 'string') {
-        out.push({ role: 'assistant', content: blocks });
-        return;
-      }
-      let text = '';
-      const calls: ToolCall[] = [];
-      blocks.forEach((b, j) => {
-        if (b.type === 'text') text += b.text;
-        // Claude's own reasoning: only Claude reads it back (a native request carries it there).
-        else if (b.type === 'thinking' || b.type === 'redacted_thinking') return;
-        else if (b.type === 'tool_use') {
-          calls.push({
-            id: b.id,
-            type: 'function',
-            function: { name: b.name, arguments: JSON.stringify(b.input ?? {}) },
-          });
-          pending.add(b.id);
-        } else
-          throw new GatewayError('invalid_request', `${b.type} blocks belong in user turns.`, {
-            param: `${where}.content[${j}]`,
-          });
-      });
-      out.push({
-        role: 'assistant',
-        content: text || null,
-        ...(calls.length ? { tool_calls: calls } : {}),
-        ...marked(blocks),
-      });
-      return;
-    }
-    if (typeof blocks === 'string') {
-      if (pending.size > 0)
-        throw new GatewayError(
-          'invalid_request',
-          `${where}: the tool_use "${[...pending][0]}" has no tool_result in this turn.`,
-          { param: where },
-        );
-      out.push({ role: 'user', content: blocks });
-      return;
-    }
-    const parts: ContentPart[] = [];
-    const images: ContentPart[] = [];
-    blocks.forEach((b, j) => {
-      const param = `${where}.content[${j}]`;
-      if (b.type === 'tool_result') {
-        if (!pending.has(b.tool_use_id))
-          throw new GatewayError(
-            'invalid_request',
-            `No tool_use with id "${b.tool_use_id}" in the assistant turn before this tool_result.`,
-            { param: `${param}.tool_use_id` },
-          );
-        pending.delete(b.tool_use_id);
-        out.push({
-          role: 'tool',
-          tool_call_id: b.tool_use_id,
-          content: resultText(b, images),
-          ...marked([b]),
-        });
-      } else if (b.type === 'text') parts.push({ type: 'text', text: b.text });
-      else if (b.type === 'image') parts.push(imagePart(b));
-      else
-        throw new GatewayError('invalid_request', `${b.type} blocks belong in assistant turns.`, { param });
-    });
-    parts.push(...images);
-    if (pending.size > 0)
-      throw new GatewayError(
-        'invalid_request',
-        `${where}: the tool_use "${[...pending][0]}" has no tool_result in this turn.`,
-        { param: where },
-      );
-    if (parts.length === 0) return;
-    const only = parts[0]!;
-    out.push({
-      role: 'user',
-      content: parts.length === 1 && only.type === 'text' ? only.text : parts,
-      ...marked(blocks.filter((b) => b.type !== 'tool_result')),
-    });
-  });
-  if (pending.size > 0)
-    throw new GatewayError(
-      'invalid_request',
-      `The tool_use "${[...pending][0]}" has no tool_result: end with a user turn that carries it.`,
-      { param: 'messages' },
-    );
-  return out;
-}
-
-function systemText(system: MessagesBody['system']): string | undefined {
-  if (system === undefined) return undefined;
-  const text = typeof system === 'string' ? system : system.map((b) => b.text).join('\n\n');
-  return text.length > 0 ? text : undefined;
+/** The same for POST /v1/messages/count_tokens, whose body is the prompt half of a message's. */
+export function rejectCountTokensParams(raw: unknown): void {
+  refuseParams(raw, COUNT_TOKENS_PARAMS);
 }
 
 function tools(raw: unknown[] | undefined): NativeBody['tools'] {
@@ -249,15 +60,11 @@ function tools(raw: unknown[] | undefined): NativeBody['tools'] {
   return raw.map((t, i) => {
     const obj = t && typeof t === 'object' ? (t as Record<string, unknown>) : {};
     if (obj.type !== undefined && obj.type !== 'custom')
-      throw refuse(
+      throw unsupported(
         `tools[${i}].type`,
         `The tool type "${String(obj.type)}" is not supported: only client tools with input_schema are.`,
       );
-    const name = obj.name;
-    if (typeof name !== 'string' || !/^[a-zA-Z0-9_-]{1,64}$/.test(name))
-      throw new GatewayError('invalid_request', 'Invalid tool: names are 1-64 letters, digits, _ or -.', {
-        param: `tools[${i}].name`,
-      });
+    const name = checkedToolName(obj.name, `tools[${i}].name`);
     const schema = obj.input_schema;
     if (!isObjectSchema(schema))
       throw new GatewayError(
@@ -269,7 +76,7 @@ function tools(raw: unknown[] | undefined): NativeBody['tools'] {
       );
     for (const key of Object.keys(obj))
       if (!['type', 'name', 'description', 'input_schema', 'cache_control'].includes(key) && obj[key] != null)
-        throw refuse(`tools[${i}].${key}`, `The tool field "${key}" is not supported by this gateway.`);
+        throw unsupported(`tools[${i}].${key}`, `The tool field "${key}" is not supported by this gateway.`);
     const cache = breakpoint(obj.cache_control);
     return {
       type: 'function' as const,
@@ -320,43 +127,6 @@ function outputEffort(c: MessagesBody['output_config']): string | undefined {
 }
 
 /**
- * A Messages prompt as chat messages: its system text (with any system turns before the first
- * user or assistant turn, which say the same) and its turns.
- */
-function prompt(body: Pick<CountTokensBody, 'messages' | 'system'>): {
-  system?: string;
-  /** The last breakpoint of the system text and the leading system turns. */
-  systemCache?: CacheBreakpoint;
-  turns: ChatMessage[];
-} {
-  const turns = toMessages(body);
-  let lead = 0;
-  while (turns[lead]?.role === 'system') lead++;
-  const texts = [systemText(body.system), ...turns.slice(0, lead).map((m) => m.content as string)];
-  const system = texts.filter((t) => t !== undefined && t !== '').join('\n\n');
-  const cache = [
-    typeof body.system === 'string' ? undefined : marked(body.system ?? []).cache,
-    ...turns.slice(0, lead).map((m) => m.cache),
-  ].findLast((c) => c !== undefined);
-  return {
-    ...(system ? { system, ...(cache ? { systemCache: cache } : {}) } : {}),
-    turns: turns.slice(lead),
-  };
-}
-
-const asMessages = (p: ReturnType<typeof prompt>): ChatMessage[] => [
-  ...(p.system
-    ? [{ role: 'system' as const, content: p.system, ...(p.systemCache ? { cache: p.systemCache } : {}) }]
-    : []),
-  ...p.turns,
-];
-
-/** The chat messages of a Messages prompt, with its system text first (for count_tokens too). */
-export function promptMessages(body: Pick<CountTokensBody, 'messages' | 'system'>): ChatMessage[] {
-  return asMessages(prompt(body));
-}
-
-/**
  * A session-memory workflow's session, continued by the `x-session-id` request header: the
  * Messages body has no place of its own for it (metadata takes user_id only).
  */
@@ -401,11 +171,11 @@ export function messagesRequest(
       param: 'tool_choice',
     });
   checkMessagesBreakpoints(body);
-  const p = prompt(body);
+  const p = messagesPrompt(body);
   return {
     body: {
       model: body.model,
-      messages: asMessages(p) as NativeBody['messages'],
+      messages: promptAsMessages(p) as NativeBody['messages'],
       max_tokens: body.max_tokens,
       ...(body.temperature !== undefined ? { temperature: body.temperature } : {}),
       ...(body.top_p !== undefined ? { top_p: body.top_p } : {}),

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { freeForm } from './common-schema.ts';
 import { LIMITS } from './limits.ts';
+import { toolName } from './tool-name.ts';
 
 /**
  * The body of POST /v1/responses. Every key of this schema is either mapped into the pipeline's body
@@ -78,7 +79,7 @@ export type ResponsesInputItem = z.infer<typeof inputItem>;
 
 const functionTool = z.object({
   type: z.literal('function'),
-  name: z.string().regex(/^[a-zA-Z0-9_-]{1,64}$/, 'tool names are 1-64 letters, digits, _ or -'),
+  name: toolName,
   description: z.string().max(16_384).nullish(),
   parameters: z.record(z.string(), z.unknown()).nullish(),
   strict: z.boolean().nullish(),

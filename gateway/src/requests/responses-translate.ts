@@ -3,6 +3,7 @@ import { GatewayError } from '../errors/index.ts';
 import type { ChatMessage, ContentPart, ToolCall } from '../providers/types.ts';
 import { isObjectSchema } from './common-schema.ts';
 import type { NativeBody } from './native-schema.ts';
+import { paramRules, refusedWhenSet, refuseParams, unsupported } from './param-rules.ts';
 import {
   INPUT_ITEMS,
   RESPONSES_REFUSED,
@@ -11,6 +12,7 @@ import {
   type ResponsesInputItem,
   responsesBody,
 } from './responses-schema.ts';
+import { checkedToolName } from './tool-name.ts';
 import { invalidRequest } from './zod-error.ts';
 
 /**
@@ -57,34 +59,15 @@ export const RESPONSES_HINTS = [
   'prompt_cache_key',
   'client_metadata',
 ] as const;
-const INCLUDABLE = new Set(['reasoning.encrypted_content']);
-
 export const newId = (prefix: string): string => `${prefix}_${randomHex(20)}`;
 
-const refuse = (param: string, message: string): GatewayError =>
-  new GatewayError('unsupported_parameter', message, { param });
-
-const asks = (v: unknown): boolean =>
-  v !== undefined && v !== null && v !== false && !(Array.isArray(v) && v.length === 0);
-
-const KNOWN = new Set(Object.keys(responsesBody.shape));
+const RESPONSES_PARAMS = paramRules(responsesBody.shape, refusedWhenSet(RESPONSES_REFUSED), {
+  values: { include: ['reasoning.encrypted_content'] },
+});
 
 /** Refuses what the gateway cannot honour before the schema names anything else. */
 export function rejectResponsesParams(raw: unknown): void {
-  if (!raw || typeof raw !== 'object' || Array.isArray(raw)) return;
-  const body = raw as Record<string, unknown>;
-  for (const name of RESPONSES_REFUSED)
-    if (asks(body[name])) throw refuse(name, `The parameter "${name}" is not supported by this gateway.`);
-  for (const [name, v] of Object.entries(body))
-    if (!KNOWN.has(name) && v !== undefined && v !== null)
-      throw refuse(name, `The parameter "${name}" is not known to this gateway.`);
-  if (Array.isArray(body.include))
-    for (const v of body.include)
-      if (!INCLUDABLE.has(String(v)))
-        throw refuse(
-          'include',
-          `include "${String(v)}" is not supported: only reasoning.encrypted_content is.`,
-        );
+  refuseParams(raw, RESPONSES_PARAMS);
 }
 
 /** An input item as stored and listed by GET /v1/responses/{id}/input_items: always with an id. */
@@ -111,7 +94,7 @@ function parseItems(input: ResponsesBody['input']): ResponsesInputItem[] {
       type !== 'function_call' &&
       type !== 'function_call_output'
     )
-      throw refuse(
+      throw unsupported(
         `input[${i}].type`,
         `The input item type "${String(type)}" is not supported: send message, function_call or function_call_output items.`,
       );
@@ -153,7 +136,7 @@ function contentOf(
         if (role !== 'user')
           throw new GatewayError('invalid_request', `Only user messages may carry images.`, { param });
         if (p.file_id || !p.image_url)
-          throw refuse(
+          throw unsupported(
             `${param}.file_id`,
             'Images by file_id are not supported: send image_url (a URL or data: URI).',
           );
@@ -173,7 +156,7 @@ function outputText(output: string | { type: string; text?: string | undefined }
   return output
     .map((p) => {
       if (p.type !== 'input_text')
-        throw refuse(
+        throw unsupported(
           param,
           'function_call_output carries text only: send output as a string or input_text parts.',
         );
@@ -281,20 +264,22 @@ function tools(raw: unknown[] | null | undefined): NativeBody['tools'] {
   return raw.map((t, i) => {
     const type = t && typeof t === 'object' ? (t as { type?: unknown }).type : undefined;
     if (type !== 'function')
-      throw refuse(
+      throw unsupported(
         `tools[${i}].type`,
         `The tool type "${String(type)}" is not supported: only function tools are.`,
       );
-    const { name, description, parameters, strict } = t as {
+    const {
+      name: rawName,
+      description,
+      parameters,
+      strict,
+    } = t as {
       name?: unknown;
       description?: unknown;
       parameters?: unknown;
       strict?: unknown;
     };
-    if (typeof name !== 'string' || !/^[a-zA-Z0-9_-]{1,64}$/.test(name))
-      throw new GatewayError('invalid_request', 'Invalid tool: names are 1-64 letters, digits, _ or -.', {
-        param: `tools[${i}].name`,
-      });
+    const name = checkedToolName(rawName, `tools[${i}].name`);
     if (parameters != null && !isObjectSchema(parameters))
       throw new GatewayError(
         'invalid_request',
@@ -318,7 +303,7 @@ function tools(raw: unknown[] | null | undefined): NativeBody['tools'] {
 function responseFormat(text: ResponsesBody['text']): Record<string, unknown> | undefined {
   if (!text) return undefined;
   if (text.verbosity != null)
-    throw refuse('text.verbosity', 'The parameter "text.verbosity" is not supported by this gateway.');
+    throw unsupported('text.verbosity', 'The parameter "text.verbosity" is not supported by this gateway.');
   const f = text.format;
   if (!f) return undefined;
   if (f.type === 'json_schema')
@@ -344,7 +329,10 @@ export function responsesToNative(
   sessionId: string | undefined,
 ): ResponsesTurn {
   if (body.truncation === 'auto')
-    throw refuse('truncation', 'truncation "auto" is not supported: the gateway never drops input items.');
+    throw unsupported(
+      'truncation',
+      'truncation "auto" is not supported: the gateway never drops input items.',
+    );
   const items = parseItems(body.input);
   const fresh = toMessages(items, history);
   const conversation = [...history, ...fresh];

@@ -1,5 +1,6 @@
 import { GatewayError } from '../errors/index.ts';
 import type { StructuredOutput } from '../providers/types.ts';
+import { asRuleName } from './tool-name.ts';
 
 export type StructuredChoice =
   | { kind: 'schema'; output: StructuredOutput }
@@ -65,6 +66,5 @@ export function resolveStructured(
   return { kind: 'none' };
 }
 
-/** Schema names sent upstream must match ^[a-zA-Z0-9_-]{1,64}$ on OpenAI. */
-export const schemaName = (workflow: string): string =>
-  workflow.replace(/[^a-zA-Z0-9_-]/g, '_').slice(0, 64) || 'output';
+/** A structured-output schema's name as sent upstream: the workflow's, under the tool-name rule. */
+export const schemaName = (workflow: string): string => asRuleName(workflow, 'output');

@@ -52,6 +52,9 @@ async function expectSdkError(call: Promise<unknown>, cls: ErrorClass, want: Exp
 }
 
 const user = [{ role: 'user' as const, content: 'hello' }];
+/** What every compatible endpoint answers when the Project's compatibleApi.enabled is false. */
+const SWITCHED_OFF =
+  'The compatible APIs (OpenAI and Anthropic) are disabled for this project. Set spec.compatibleApi.enabled: true on the Project.';
 /** For parameters the SDK's types no longer (or never) describe. */
 const params = (p: Record<string, unknown>) => p as unknown as ChatCompletionCreateParamsNonStreaming;
 
@@ -362,7 +365,29 @@ describe.each(['/v1', '/api/v1'] as const)('compatible error table under %s', (p
         OpenAI.InternalServerError,
         want,
       );
-      expectEnvelope(await chatRaw({ model: 'closed-chat', messages: user }, CLOSED_KEY), want);
+      const message = expectEnvelope(
+        await chatRaw({ model: 'closed-chat', messages: user }, CLOSED_KEY),
+        want,
+      );
+      expect(message).toBe(SWITCHED_OFF);
+    });
+
+    it('the Responses and Messages surfaces follow the same switch, with the same message', async () => {
+      const want = { status: 503, type: 'invalid_request_error', code: 'feature_disabled', param: null };
+      const responses = await rawJson(env.gw.url, `${prefix}/responses`, {
+        body: { model: 'closed-chat', input: 'hello' },
+        key: CLOSED_KEY,
+      });
+      expect(expectEnvelope(responses, want)).toBe(SWITCHED_OFF);
+      const messages = await rawJson(env.gw.url, `${prefix}/messages`, {
+        body: { model: 'closed-chat', max_tokens: 16, messages: user },
+        key: CLOSED_KEY,
+      });
+      expect(messages.status).toBe(503);
+      expect(messages.json).toEqual({
+        type: 'error',
+        error: { type: 'overloaded_error', message: SWITCHED_OFF, code: 'feature_disabled' },
+      });
     });
   });
 

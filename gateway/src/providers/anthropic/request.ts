@@ -1,4 +1,5 @@
 /** Canonical chat/completion → Anthropic Messages API request. */
+import { BoundedMap } from '../../domain/bounded-map.ts';
 import { type SystemText, trimSlash } from '../common.ts';
 import { inEffect, refuseParam, setParams } from '../optional-params.ts';
 import type { ChatRequest, CompletionRequest, ToolChoice, UpstreamTarget } from '../types.ts';
@@ -14,13 +15,12 @@ import {
 
 export const DEFAULT_ANTHROPIC_VERSION = '2023-06-01';
 
-const urlCache = new Map<string, string>();
+const urlCache = new BoundedMap<string, string>(10_000);
 
 export function anthropicUrl(target: UpstreamTarget): string {
   let url = urlCache.get(target.baseURL);
   if (url === undefined) {
     url = `${trimSlash(target.baseURL)}/v1/messages`;
-    if (urlCache.size > 10_000) urlCache.clear();
     urlCache.set(target.baseURL, url);
   }
   return url;

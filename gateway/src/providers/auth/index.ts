@@ -5,12 +5,12 @@
  */
 import { createHash } from 'node:crypto';
 import type { SnapshotProvider } from '#contract';
+import { BoundedMap } from '../../domain/bounded-map.ts';
 import type { UpstreamAuth } from '../types.ts';
 import { staticAwsAuth, webIdentityAuth } from './aws.ts';
 import { serviceAccountAuth, workloadIdentityAuth } from './gcp.ts';
 
-const cache = new Map<string, UpstreamAuth>();
-const CACHE_LIMIT = 1000;
+const cache = new BoundedMap<string, UpstreamAuth>(1000);
 
 function build(p: SnapshotProvider, secret: string): UpstreamAuth | undefined {
   const auth = p.auth;
@@ -38,7 +38,6 @@ export function authFor(scope: string, p: SnapshotProvider, secret: string): Ups
   if (found === undefined) {
     found = build(p, secret);
     if (found === undefined) return undefined;
-    if (cache.size >= CACHE_LIMIT) cache.clear();
     cache.set(key, found);
   }
   return found;

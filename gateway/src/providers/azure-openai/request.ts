@@ -1,4 +1,5 @@
 /** Azure OpenAI: deployment-addressed URLs and `api-key` auth; bodies come from the openai folder. */
+import { BoundedMap } from '../../domain/bounded-map.ts';
 import { trimSlash } from '../common.ts';
 import { isReasoningModel, OPENAI_OPERATIONS, type OpenAIDialect } from '../openai/request.ts';
 import type { RequestKind, UpstreamTarget } from '../types.ts';
@@ -16,7 +17,7 @@ export const AZURE_DIALECT: OpenAIDialect = {
   server: 'azure-openai',
 };
 
-const cache = new Map<string, string>();
+const cache = new BoundedMap<string, string>(10_000);
 
 /** `{baseURL}/openai/deployments/{model}/{op}?api-version=…` (target.model is the deployment name). */
 export function azureUrl(target: UpstreamTarget, kind: RequestKind): string {
@@ -27,7 +28,6 @@ export function azureUrl(target: UpstreamTarget, kind: RequestKind): string {
     url = `${trimSlash(target.baseURL)}/openai/deployments/${encodeURIComponent(target.model)}/${
       OPENAI_OPERATIONS[kind]
     }?api-version=${encodeURIComponent(version)}`;
-    if (cache.size > 10_000) cache.clear();
     cache.set(key, url);
   }
   return url;

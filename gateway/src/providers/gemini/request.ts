@@ -1,5 +1,6 @@
 /** Canonical request → Gemini (Generative Language API v1beta) URL and body. */
 
+import { BoundedMap } from '../../domain/bounded-map.ts';
 import { DEFAULT_MAX_JSON_DEPTH, jsonTooDeep } from '../../json/depth.ts';
 import { unsupported } from '../../upstream/errors.ts';
 import {
@@ -45,7 +46,7 @@ export function modelPath(model: string): string {
   return model.includes('/') ? model : `models/${model}`;
 }
 
-const urlCache = new Map<string, string>();
+const urlCache = new BoundedMap<string, string>(10_000);
 
 export function geminiUrl(target: UpstreamTarget, op: GeminiOp): string {
   const key = `${op} ${target.model} ${target.baseURL}`;
@@ -53,7 +54,6 @@ export function geminiUrl(target: UpstreamTarget, op: GeminiOp): string {
   if (url === undefined) {
     url = `${trimSlash(target.baseURL)}/v1beta/${modelPath(target.model)}:${op}`;
     if (op === 'streamGenerateContent') url += '?alt=sse';
-    if (urlCache.size > 10_000) urlCache.clear();
     urlCache.set(key, url);
   }
   return url;

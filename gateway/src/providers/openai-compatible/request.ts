@@ -8,6 +8,7 @@
  * are refused when they ask for something, because these servers either reject unknown fields
  * (Mistral, Groq for logit_bias) or ignore them, which would drop them silently.
  */
+import { BoundedMap } from '../../domain/bounded-map.ts';
 import type { OpenAIDialect } from '../openai/request.ts';
 import type { OptionalParam } from '../optional-params.ts';
 import type { RequestKind, UpstreamTarget } from '../types.ts';
@@ -90,7 +91,7 @@ const PROFILES: Record<CompatServer, CompatProfile> = {
   },
 };
 
-const profileCache = new Map<string, CompatProfile>();
+const profileCache = new BoundedMap<string, CompatProfile>(10_000);
 
 export function detectCompatServer(baseURL: string): CompatServer {
   return profileFor(baseURL).server;
@@ -100,7 +101,6 @@ function profileFor(baseURL: string): CompatProfile {
   let p = profileCache.get(baseURL);
   if (p !== undefined) return p;
   p = PROFILES[compatServerOf(baseURL)];
-  if (profileCache.size > 10_000) profileCache.clear();
   profileCache.set(baseURL, p);
   return p;
 }

@@ -2,6 +2,7 @@
  * OpenAI adapter, and the factory the azure-openai and openai-compatible adapters are built from
  * (same bodies, parsing, streaming and error mapping; they only differ in URL, auth and dialect).
  */
+import { BoundedMap } from '../../domain/bounded-map.ts';
 import { unsupported } from '../../upstream/errors.ts';
 import { readBytes, readJson, readText, send } from '../../upstream/http.ts';
 import { runStream, trimSlash } from '../common.ts';
@@ -128,7 +129,7 @@ export const ALL_KINDS: readonly RequestKind[] = [
   'speech',
 ];
 
-const urlCache = new Map<string, string>();
+const urlCache = new BoundedMap<string, string>(10_000);
 
 /** `${baseURL}/${operation}` with the trailing-slash trim cached per base URL. */
 export function joinOperation(baseURL: string, kind: RequestKind): string {
@@ -136,7 +137,6 @@ export function joinOperation(baseURL: string, kind: RequestKind): string {
   let url = urlCache.get(key);
   if (url === undefined) {
     url = `${trimSlash(baseURL)}/${OPENAI_OPERATIONS[kind]}`;
-    if (urlCache.size > 10_000) urlCache.clear();
     urlCache.set(key, url);
   }
   return url;

@@ -6,11 +6,13 @@ import type { CanonicalResult } from '../providers/types.ts';
 import { serviceHeaders } from './meta.ts';
 
 /**
- * The compatible surface's answer: a provider failure is a 502 `upstream_error` in the OpenAI
- * envelope (thrown to the one error encoder); success sets the x-service-* headers and hands the
- * result to the endpoint's renderer (chat completion, embeddings list, image list, audio).
+ * A non-streamed answer on the surfaces where a provider failure is an error status (the OpenAI
+ * endpoints, Responses, Messages; the native surface carries it in its body instead): the failure
+ * is thrown as a 502 `upstream_error`, which the surface's error encoder writes in its shape; an
+ * answer sets the x-service-* headers and its result goes to the endpoint's renderer (chat
+ * completion, response, message, embeddings list, image list, audio).
  */
-export function compatResult(
+export function resultOrUpstreamError(
   reply: FastifyReply,
   ex: Exchange,
   result: Extract<PipelineResult, { kind: 'answered' | 'failed' }>,
