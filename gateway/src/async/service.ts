@@ -1,11 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import { GatewayError, InternalError } from '../errors/index.ts';
-import { type Exchange, newProgress } from '../pipeline/exchange.ts';
-import type { Prepared } from '../pipeline/prepare.ts';
-import type { FinishedResult } from '../pipeline/result.ts';
+import { type Exchange, openExchange } from '../pipeline/exchange.ts';
+import type { Ending } from '../pipeline/finished.ts';
 import type { Pipeline } from '../pipeline/run.ts';
-import type { Settle } from '../pipeline/settle.ts';
+import { type Settle, settleEnd } from '../pipeline/settle.ts';
 import type { NativeBody } from '../requests/native-schema.ts';
 import { wrappedBody } from '../responses/encode-native.ts';
 import type { SnapshotStore } from '../snapshot/store.ts';
@@ -158,53 +157,46 @@ export class AsyncService {
     const trace = this.#d.tracing.job(job.trace, job.channelId);
     const startedAt = performance.now();
     let body: ResultBody;
-    let result: FinishedResult | undefined;
+    let ex: Exchange | undefined;
     let error: GatewayError | undefined;
-    let prepared: Prepared | undefined;
     if (!project || !key || key.notAfterMs <= this.#d.now()) {
       error = new GatewayError('invalid_api_key', 'The API key or project was removed before the job ran.');
       body = errorResult(id, startedAt, rec.doc, error);
     } else {
-      const ex: Exchange = {
+      ex = openExchange({
         id,
         kind: 'job',
         surface: 'async',
         startedAt,
         auth: { key, keyHash: job.keyHash, project },
         signal: new AbortController().signal,
-        ...(job.admittedTokens !== undefined ? { carried: { admittedTokens: job.admittedTokens } } : {}),
+        carried: job.admittedTokens !== undefined ? { admittedTokens: job.admittedTokens } : undefined,
         trace,
-        progress: newProgress(),
-      };
+      });
       const r = await this.#d.pipeline.run(ex, { body: job.body, stream: false });
       if (r.kind === 'streaming') throw new Error('async jobs never stream');
-      result = r;
-      prepared = r.prepared;
       body = r.kind === 'refused' ? errorResult(id, startedAt, rec.doc, r.error) : wrappedBody(ex, r);
       if (r.kind === 'refused' && r.error instanceof InternalError)
         this.#d.logger.error({ msg: 'async: internal error', channel_id: job.channelId, err: r.error.cause });
     }
-    const ok = result?.kind === 'answered';
-    this.#d.settle({
+    // This handler owns the job's exchange, as the HTTP layer owns a request's: it settles it.
+    const ok = ex?.progress.result?.kind === 'answered';
+    const ending: Ending = {
       id,
       surface: 'async',
       type: 'request',
       method: 'POST',
       path: '/v1/ai/async',
       httpStatus: ok ? 200 : (body.meta.http_status ?? 502),
-      durationMs: performance.now() - startedAt,
       project,
       keyId: key?.keyId,
-      prepared,
-      notes: result?.notes ?? {},
-      result,
       error,
       aborted: false,
-      stream: false,
       channelId: job.channelId,
       body: job.body,
       trace,
-    });
+    };
+    settleEnd(this.#d.settle, ending, startedAt, ex?.progress);
     const now = this.#d.now();
     if (ok && rec.doc.event_name && project) {
       const deadline = now + this.#d.config.callbackTimeoutMs;
@@ -225,7 +217,7 @@ export class AsyncService {
         job.channelId,
         trace.context,
       );
-      if (prepared?.plan.testMode) {
+      if (ex?.progress.prepared?.plan.testMode) {
         const at = now + this.#d.config.simulatedBackendMs;
         await this.#d.runner.scheduleTimer(
           { kind: 'simulate', channelId: job.channelId, projectId: job.projectId, atMs: at },
