@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
 import type { Logger } from 'pino';
-import type { AsyncFeature } from '../async/feature.ts';
+import type { AsyncJobs } from '../async/jobs.ts';
 import { authenticate, credentialOf, requireScope } from '../auth/authenticate.ts';
 import type { ConsoleBackend } from '../console/backend.ts';
 import { consoleRoutes } from '../console/routes.ts';
@@ -43,7 +43,7 @@ export interface GatewayAppOptions {
   state: RuntimeState;
   pipeline: Pipeline;
   settle: Settle;
-  jobs: AsyncFeature;
+  jobs: AsyncJobs;
   sessions: SessionStore;
   storedResponses: StoredResponseStore;
   /** Wall clock for request-log times and usage buckets (tests inject one). */
