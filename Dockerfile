@@ -43,7 +43,7 @@ ENV NODE_ENV=production \
     NODE_COMPILE_CACHE=/tmp/node-compile-cache
 WORKDIR /app
 # jemalloc, the allocator the chart preloads into the gateway (gateway.allocator): it returns freed
-# memory where glibc's keeps it (docs/benchmarks.md, "jemalloc in a pod"). ~0.8 MB installed.
+# memory where glibc's keeps it (docs/benchmarks-log.md, "jemalloc in a pod"). ~0.8 MB installed.
 RUN apt-get update -qq \
  && apt-get install -y -qq --no-install-recommends libjemalloc2 >/dev/null \
  && rm -rf /var/lib/apt/lists/* /var/cache/apt/* /var/log/apt /var/log/dpkg.log

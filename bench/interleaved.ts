@@ -24,6 +24,8 @@ import {
  *   ran is slower for its first second;
  * - windows at concurrency 1 of the simulator itself and of the stateful gateway (a plain request
  *   and a cache hit), for the added-latency goals;
+ * - the same saturated and concurrency-1 windows of the stateful gateway's Responses and Messages
+ *   surfaces (the same workflow), for their goals against chat completions;
  * - streams one at a time, straight from the simulator and through the stateful gateway, for the
  *   time-to-first-token overhead.
  * Every recorded window and set of streams follows unrecorded load of the same kind on the same
@@ -37,6 +39,8 @@ export const INTERLEAVED_TARGETS = [
   'passthrough',
   'gateway stateless compat',
   'gateway compat',
+  'gateway responses',
+  'gateway messages',
   'portkey',
 ] as const;
 export type InterleavedTarget = (typeof INTERLEAVED_TARGETS)[number];
@@ -53,7 +57,13 @@ export interface InterleavedWindow {
 }
 
 /** What the latency windows and the streams are taken of. */
-export const LATENCY_TARGETS = ['direct', 'gateway compat', 'gateway cache hit'] as const;
+export const LATENCY_TARGETS = [
+  'direct',
+  'gateway compat',
+  'gateway cache hit',
+  'gateway responses',
+  'gateway messages',
+] as const;
 export type LatencyTarget = (typeof LATENCY_TARGETS)[number];
 
 /** One window at concurrency 1 (milliseconds). */
@@ -126,21 +136,36 @@ export async function measureInterleaved(sims: Sim[], o: InterleavedOptions): Pr
   try {
     const passthrough = await passthroughTarget(sims);
     started.push(passthrough);
-    started.push(await gatewayTarget(sims, redises[0]!.url, { ...o.gateway, variant: 'stateless' }));
+    const stateless = await gatewayTarget(sims, redises[0]!.url, { ...o.gateway, variant: 'stateless' });
+    started.push(stateless);
     const gateway = await gatewayTarget(sims, redises[1]!.url, { ...o.gateway, variant: 'stateful' });
     started.push(gateway);
-    if (o.portkey) started.push(await portkeyTarget(sims));
-    const targets = started.map((t, i) => ({
-      name: INTERLEAVED_TARGETS[i]!,
+    const portkey = o.portkey ? await portkeyTarget(sims) : undefined;
+    if (portkey) started.push(portkey);
+    const plain = (name: InterleavedTarget, t: Target, s = t.surfaces[0]!) => ({
+      name,
       pid: t.pid,
-      spec: t.surfaces[0]!.request(sim, false),
-    }));
-    const direct = directTarget(sims).surfaces[0]!;
+      spec: s.request(sim, false),
+    });
     const compat = surface(gateway, 'gateway compat');
+    const responses = surface(gateway, 'gateway responses');
+    const messages = surface(gateway, 'gateway messages');
+    // The stateful pod's three surfaces are windows of their own, on the same process.
+    const targets = [
+      plain('passthrough', passthrough),
+      plain('gateway stateless compat', stateless),
+      plain('gateway compat', gateway, compat),
+      plain('gateway responses', gateway, responses),
+      plain('gateway messages', gateway, messages),
+      ...(portkey ? [plain('portkey', portkey)] : []),
+    ];
+    const direct = directTarget(sims).surfaces[0]!;
     const c1: { name: LatencyTarget; spec: RequestSpec }[] = [
       { name: 'direct', spec: direct.request(sim, false) },
       { name: 'gateway compat', spec: compat.request(sim, false) },
       { name: 'gateway cache hit', spec: surface(gateway, 'gateway cache hit').request(sim, false) },
+      { name: 'gateway responses', spec: responses.request(sim, false) },
+      { name: 'gateway messages', spec: messages.request(sim, false) },
     ];
     const streamed: { name: StreamTarget; spec: RequestSpec }[] = [
       { name: 'direct', spec: direct.request(sim, true) },
@@ -261,6 +286,24 @@ export function roundDifference(
   return perRound(r.rounds, r.latency ?? [], a, b, (wa, wb) =>
     wa.requests > 0 && wb.requests > 0 ? wa[q] - wb[q] : undefined,
   );
+}
+
+/**
+ * Per round, what `a` adds over the simulator as a multiple of what `base` adds, at concurrency 1
+ * and quantile `q` (a surface's added latency over chat completions'); the median over the rounds.
+ */
+export function roundAddedRatio(
+  r: InterleavedResult,
+  a: LatencyTarget,
+  base: LatencyTarget,
+  q: 'p50' | 'p99',
+): { median: number; perRound: number[] } {
+  const latency = r.latency ?? [];
+  return perRound(r.rounds, latency, a, base, (wa, wb) => {
+    const direct = latency.find((w) => w.round === wa.round && w.target === 'direct');
+    if (!direct || direct.requests === 0 || wa.requests === 0 || wb.requests === 0) return undefined;
+    return (wa[q] - direct[q]) / (wb[q] - direct[q]);
+  });
 }
 
 /**

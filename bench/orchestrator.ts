@@ -49,9 +49,10 @@ export interface BenchOptions {
    * After the targets, the goals that compare targets measured in turn (bench/interleaved.ts), when
    * the pass-through and both gateway variants are among the targets (Portkey too when it is):
    * `rounds` of saturated `windowS` windows each after `rewarmS` unrecorded, all after `warmUpS`
-   * per target; then per round a `c1WindowS` window at concurrency 1 of the simulator, the gateway
-   * and its cache hit, each after as long unrecorded, and `streamsPerRound` streams of the simulator,
-   * the pass-through and the gateway, each target's after one unrecorded.
+   * per target (the stateful gateway's Responses and Messages surfaces are targets of their own); then
+   * per round a `c1WindowS` window at concurrency 1 of the simulator, the gateway, its cache hit and
+   * its Responses and Messages surfaces, each after as long unrecorded, and `streamsPerRound` streams
+   * of the simulator, the pass-through and the gateway, each target's after one unrecorded.
    */
   interleaved?: {
     rounds: number;
@@ -151,7 +152,7 @@ const round2 = (n: number) => Math.round(n * 100) / 100;
  * requests: measured alone, a gateway pod's CPU per request at 50 connections read ~290, ~195 and
  * ~168 µs in its first three 5 s windows and ~165 from then on; a row measured earlier paid for
  * tiering up rather than for its request path. A switch to another surface, and any pause of some
- * seconds (the previous surface's streams), cost a warm pod its first seconds again (docs/benchmarks.md,
+ * seconds (the previous surface's streams), cost a warm pod its first seconds again (docs/benchmarks-log.md,
  * "Warm pods"). So a target first serves every surface briefly (shared code sees all of them, as in a
  * pod with mixed traffic), then each surface is warmed again just before its rows, at both
  * concurrencies (their hot paths differ: batched writes, timers).
@@ -171,7 +172,7 @@ async function warmUpSurface(spec: RequestSpec, o: BenchOptions): Promise<void> 
 
 /**
  * A pod that served and then idled for some seconds runs its next requests slower: V8's memory
- * reducer shrinks an idle heap, and the next load pays for growing it back (docs/benchmarks.md,
+ * reducer shrinks an idle heap, and the next load pays for growing it back (docs/benchmarks-log.md,
  * "Idle pods go cold again"). Bursty traffic meets pods in that state, so the bench measures it:
  * CPU per request over the first seconds of load after a pause, against the same surface's
  * saturated row, and what the pause gave back.

@@ -8,7 +8,7 @@
  * it for lazy compilation) and pays the module loader per file at start. One minified file, with
  * what a pod loads lazily (the gateway's job runner, the console's Kubernetes backend,
  * OpenTelemetry, the tokenizer table) in chunks of their own that are still loaded on first use,
- * idles lighter and starts sooner (docs/benchmarks.md, "A lean pod").
+ * idles lighter and starts sooner (docs/benchmarks-log.md, "A lean pod").
  *
  * The source map beside each file maps positions back (`node --enable-source-maps`). Modules a
  * pod requires by path at run time (undici's parts, `node:http`) still resolve from node_modules,

@@ -8,6 +8,7 @@ import {
   type InterleavedLatency,
   type InterleavedResult,
   type InterleavedWindow,
+  roundAddedRatio,
   roundDifference,
   roundRatio,
   ttftOverhead,
@@ -138,6 +139,44 @@ describe('the interleaved ratios of make bench', () => {
     const hit = roundDifference(r, 'gateway cache hit', 'direct', 'p50');
     expect(hit.perRound.map((x) => Math.round(x * 1000) / 1000)).toEqual([0.15, 0.15, 0.1]);
     // A slow window's p50 against a quiet one's would read 1.2 - 0.3 = 0.9 ms.
+  });
+
+  it("takes a surface's added latency as a multiple of chat completions', each over the simulator in its round", () => {
+    const r = stretch(
+      [
+        window('gateway compat', 0, 5000, 160),
+        window('gateway responses', 0, 4500, 176),
+        window('gateway messages', 0, 4800, 168),
+        // A slow round: every window slower, the surfaces' ratios to chat completions the same.
+        window('gateway responses', 1, 3000, 264),
+        window('gateway compat', 1, 3400, 240),
+        window('gateway messages', 1, 3200, 252),
+      ],
+      2,
+      {
+        latency: [
+          c1('direct', 0, 0.2, 0.5),
+          c1('gateway compat', 0, 0.6, 1.3),
+          c1('gateway responses', 0, 0.7, 1.5),
+          c1('gateway messages', 0, 0.64, 1.4),
+          c1('gateway messages', 1, 1.14, 2.4),
+          c1('gateway responses', 1, 1.2, 2.5),
+          c1('gateway compat', 1, 1.1, 2.3),
+          c1('direct', 1, 0.7, 1.5),
+        ],
+      },
+    );
+    const cpu = roundRatio(r, 'gateway responses', 'gateway compat', (w) => w.cpuPerRequestUs);
+    expect(cpu.perRound.map((x) => Math.round(x * 100) / 100)).toEqual([1.1, 1.1]);
+    const p50 = roundAddedRatio(r, 'gateway responses', 'gateway compat', 'p50');
+    // (0.7 - 0.2) / (0.6 - 0.2) in both rounds; the slow round's raw p50s would read 1.2 / 0.6 = 2.
+    expect(p50.perRound.map((x) => Math.round(x * 1000) / 1000)).toEqual([1.25, 1.25]);
+    expect(roundAddedRatio(r, 'gateway messages', 'gateway compat', 'p50').median).toBeCloseTo(1.1, 9);
+    // Without the simulator's window in a round, that round is left out.
+    const noDirect = stretch([], 1, {
+      latency: [c1('gateway compat', 0, 0.6, 1), c1('gateway responses', 0, 0.7, 1)],
+    });
+    expect(roundAddedRatio(noDirect, 'gateway responses', 'gateway compat', 'p50').median).toBeNaN();
   });
 
   it('leaves out a round whose window served nothing, and reads NaN from a stretch without latency', () => {

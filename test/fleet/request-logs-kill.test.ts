@@ -1,9 +1,12 @@
 /**
- * Request logs survive a crashed pod: three gateway processes on one Redis take traffic, one is
- * SIGKILLed mid-way, and every answer a client received must have its request-log entry, except
- * at most the requests that pod had in flight when it died and those it answered in its last flush
- * window (SWITCHYARD_STATE_FLUSH_MS, 5 ms by default; counted here over the last WINDOW_MS before
- * the kill, which allows for a late timer on a busy machine).
+ * Request logs survive a crashed pod, within the bound docs/operations.md states: three gateway
+ * processes on one Redis take traffic, one is SIGKILLed mid-way, and every answer a client received
+ * has its request-log entry, except answers of the killed pod that finished in its last flush window
+ * before the kill. The window is SWITCHYARD_STATE_FLUSH_MS (set to FLUSH_MS here) plus however late
+ * the pod's event loop ran its timer; on a shared 2-core machine running a fleet that can be tens of
+ * milliseconds, so the test allows WINDOW_MS in all, measured on the client's clock back from the
+ * moment the signal was sent (a client receives an answer after the pod finished it, never before).
+ * Requests in flight at the kill are never answered, so they are expected in no log.
  */
 import { resolve } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
@@ -12,12 +15,19 @@ import { type Fleet, type FleetGateway, startFleet } from '#devkit/fleet';
 const EXAMPLES = resolve(import.meta.dirname, '../../examples');
 const KEY = 'sy_live_HEUADsAxMSNV8on9X3NkkU2lkBArrZ1v';
 const LANES_PER_GATEWAY = 8;
-const WINDOW_MS = 25;
+const FLUSH_MS = 5;
+/** FLUSH_MS and an allowance for a late timer on a busy machine (see the header). */
+const WINDOW_MS = 100;
 
 let fleet: Fleet;
 
 beforeAll(async () => {
-  fleet = await startFleet({ configDir: EXAMPLES, gateways: 3, redis: 'single', env: { LOG_LEVEL: 'warn' } });
+  fleet = await startFleet({
+    configDir: EXAMPLES,
+    gateways: 3,
+    redis: 'single',
+    env: { LOG_LEVEL: 'warn', SWITCHYARD_STATE_FLUSH_MS: String(FLUSH_MS) },
+  });
 }, 60_000);
 
 afterAll(async () => {
@@ -30,7 +40,7 @@ interface Received {
   at: number;
 }
 
-it('loses at most the in-flight requests and the last flush window of a SIGKILLed gateway', async () => {
+it('loses no entry of an answer older than the killed pod’s last flush window', async () => {
   const received: Received[] = [];
   const inFlight = [0, 0, 0];
   let stopped = false;
@@ -59,10 +69,8 @@ it('loses at most the in-flight requests and the last flush window of a SIGKILLe
   const lanes = fleet.gateways.flatMap((g) => Array.from({ length: LANES_PER_GATEWAY }, () => lane(g)));
   const victim = fleet.gateways[1]!;
   await until(() => received.length >= 300, 20_000);
-  // Requests sent to the victim and not yet answered: what a crash may legitimately lose.
-  const killedAt = inFlight[1]!;
-  const killTime = performance.now();
-  const lastWindow = received.filter((r) => r.gateway === 1 && r.at >= killTime - WINDOW_MS).length;
+  const heldAtKill = inFlight[1]!;
+  const killAt = performance.now();
   await victim.kill('SIGKILL');
   const atKill = received.length;
   await until(() => received.length >= atKill + 300, 20_000);
@@ -72,15 +80,19 @@ it('loses at most the in-flight requests and the last flush window of a SIGKILLe
   // The survivors write their settlements right after answering; wait until the logs stop growing.
   const logged = await readAllLogIds(fleet.gateways[0]!, received.length);
   const missing = received.filter((r) => !logged.has(r.id));
-  const fromVictim = received.filter((r) => r.gateway === 1).length;
+  const fromVictim = received.filter((r) => r.gateway === 1);
+  // Answers the bound lets a SIGKILL lose: the killed pod's, received from WINDOW_MS before the signal.
+  const atRisk = fromVictim.filter((r) => r.at >= killAt - WINDOW_MS);
+  // How long before the signal each missing answer was received (negative: after it, still in transit).
+  const ages = missing.map((m) => (killAt - m.at).toFixed(1)).join(', ');
   console.log(
-    `request logs after SIGKILL: ${received.length} answers received (${fromVictim} from the killed pod), ` +
-      `${logged.size} entries logged, ${missing.length} missing; the killed pod had ${killedAt} in flight ` +
-      `and answered ${lastWindow} in the ${WINDOW_MS} ms before the kill`,
+    `request logs after SIGKILL: ${received.length} answers received (${fromVictim.length} from the killed pod, ` +
+      `${heldAtKill} more in flight there at the kill), ${logged.size} entries logged; ${atRisk.length} answers ` +
+      `of the killed pod within ${WINDOW_MS} ms of the kill, ${missing.length} missing ` +
+      `(${missing.filter((m) => m.gateway !== 1).length} from survivors), received ms before the signal: [${ages}]`,
   );
-  expect(fromVictim).toBeGreaterThan(0);
-  expect(missing.filter((m) => m.gateway !== 1)).toEqual([]);
-  expect(missing.length).toBeLessThanOrEqual(killedAt + lastWindow);
+  expect(fromVictim.length).toBeGreaterThan(0);
+  expect(missing.filter((m) => m.gateway !== 1 || m.at < killAt - WINDOW_MS)).toEqual([]);
 }, 90_000);
 
 async function until(cond: () => boolean, timeoutMs: number): Promise<void> {

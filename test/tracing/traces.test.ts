@@ -546,7 +546,7 @@ async function exportedWebhook(
   end: (hook: ReturnType<Tracing['webhook']>) => void,
 ) {
   const tracer = await startTracing(env, pino({ level: 'silent' }));
-  const hook = tracer.webhook({ id: 'msg_probe', event: 'ai.response', body: '{}', replay: 0, ...hookInput });
+  const hook = tracer.webhook({ id: 'msg_probe', event: 'ai.response', replay: 0, ...hookInput });
   end(hook);
   await tracer.close();
   const span = await collector.waitFor((all) =>

@@ -1,7 +1,7 @@
 import type { AuthContext } from '../auth/authenticate.ts';
 import type { ExchangeTrace } from '../tracing/types.ts';
 import type { Prepared } from './prepare.ts';
-import type { Notes, PipelineResult } from './result.ts';
+import type { Carried, Notes, PipelineResult } from './result.ts';
 
 /** Which surface a request came in through; `async` is a job run by a worker, `internal` a call of our own. */
 export type Surface = 'native' | 'compat' | 'responses' | 'messages' | 'async' | 'internal';
@@ -13,12 +13,6 @@ export type Surface = 'native' | 'compat' | 'responses' | 'messages' | 'async' |
  * when it was accepted, a summary counts toward caps but not toward rate limits).
  */
 export type ExchangeKind = 'request' | 'accept' | 'job' | 'summary';
-
-/** What an accepted async request's admission leaves for its job, which corrects it when it ends. */
-export interface Carried {
-  /** Tokens taken from token rate limits at acceptance. */
-  admittedTokens?: number;
-}
 
 /**
  * What the pipeline has established about an exchange so far. Only the pipeline (run.ts) writes it;

@@ -2,10 +2,15 @@ import type { GatewayError } from '../errors/index.ts';
 import type { CanonicalResult, StreamEvent, Usage } from '../providers/types.ts';
 import type { Attempt } from '../routing/attempts.ts';
 import type { RuntimeSlot } from '../snapshot/runtime.ts';
-import type { Carried } from './exchange.ts';
 import type { Prepared } from './prepare.ts';
 
 export type CacheStatus = 'hit' | 'miss' | 'bypass';
+
+/** What an accepted async request's admission leaves for its job, which corrects it when it ends. */
+export interface Carried {
+  /** Tokens taken from token rate limits at acceptance. */
+  admittedTokens?: number;
+}
 
 /**
  * What features tell the answer and the request log about one exchange. Each key has one owner

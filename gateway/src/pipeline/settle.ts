@@ -4,6 +4,7 @@ import { countRequest, type FinishedRequest, requestLogLine } from '../observabi
 import type { GatewayMetrics } from '../observability/metrics.ts';
 import type { RequestLogEntry, RuntimeState, UsageIncrement } from '../state/types.ts';
 import type { Progress } from './exchange.ts';
+import { endTrace } from './exchange-end.ts';
 import { type Ending, type Finished, finishedOf, recordOf } from './finished.ts';
 
 export interface SettleDeps {
@@ -104,7 +105,7 @@ export function createSettle(deps: SettleDeps): Settle {
       durationMs: f.durationMs,
       record: recordOf(f),
     };
-    f.trace.end(f, line.record);
+    endTrace(f, line.record);
     if (f.surface !== 'internal') {
       countRequest(deps.metrics, line);
       // Building the line allocates a dozen objects: skipped when info lines are not written.

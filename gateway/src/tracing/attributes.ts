@@ -1,13 +1,18 @@
 import type { ProviderType } from '#contract';
-import type { ChannelDoc } from '../async/channels.ts';
-import type { DeliveryJob } from '../async/runner.ts';
-import type { RequestRecord } from '../observability/request-record.ts';
-import type { Finished } from '../pipeline/finished.ts';
-import type { Prepared } from '../pipeline/prepare.ts';
-import { detectCompatServer } from '../providers/openai-compatible/request.ts';
-import type { CanonicalRequest, CanonicalResult, UpstreamTarget, Usage } from '../providers/types.ts';
-import type { RuntimeSlot } from '../snapshot/runtime.ts';
-import type { AttemptFailure, HttpRequestView } from './types.ts';
+import { compatServerOf } from '../providers/openai-compatible/servers.ts';
+import type {
+  AnswerFields,
+  AttemptFailure,
+  CallbackChannel,
+  ChainRequest,
+  ExchangeEnd,
+  HttpRequestView,
+  ProviderEndpoint,
+  RequestKind,
+  SlotRef,
+  TokenUsage,
+  WebhookJob,
+} from './types.ts';
 
 /**
  * Span names and attributes, by the OpenTelemetry semantic conventions: HTTP server spans for
@@ -18,7 +23,7 @@ import type { AttemptFailure, HttpRequestView } from './types.ts';
 export type Attributes = Record<string, string | number | boolean | string[]>;
 
 /** `gen_ai.operation.name`: the conventions' well-known values, and our own for the rest. */
-const OPERATIONS: Readonly<Record<CanonicalRequest['kind'], string>> = {
+const OPERATIONS: Readonly<Record<RequestKind, string>> = {
   chat: 'chat',
   completion: 'text_completion',
   embedding: 'embeddings',
@@ -46,17 +51,25 @@ const COMPAT_SERVERS: Readonly<Record<string, string>> = {
   xai: 'x_ai',
 };
 
-export const operationOf = (kind: CanonicalRequest['kind']): string => OPERATIONS[kind];
+export const operationOf = (kind: RequestKind): string => OPERATIONS[kind];
 
-export function providerNameOf(target: UpstreamTarget): string {
+// A compatible server is told by its URL: named once per target, as long as the snapshot holds it.
+const compatNames = new WeakMap<ProviderEndpoint, string>();
+
+export function providerNameOf(target: ProviderEndpoint): string {
   if (target.type !== 'openai-compatible') return PROVIDERS[target.type];
-  return COMPAT_SERVERS[detectCompatServer(target.baseURL)] ?? 'openai_compatible';
+  let name = compatNames.get(target);
+  if (name === undefined) {
+    name = COMPAT_SERVERS[compatServerOf(target.baseURL)] ?? 'openai_compatible';
+    compatNames.set(target, name);
+  }
+  return name;
 }
 
-const servers = new WeakMap<UpstreamTarget, Attributes>();
+const servers = new WeakMap<ProviderEndpoint, Attributes>();
 
 /** `server.address` and `server.port` of a provider (parsed once per target). */
-function serverOf(target: UpstreamTarget): Attributes {
+function serverOf(target: ProviderEndpoint): Attributes {
   let a = servers.get(target);
   if (a) return a;
   a = {};
@@ -78,7 +91,7 @@ function serverOf(target: UpstreamTarget): Attributes {
 export const attemptErrorType = (e: AttemptFailure): string =>
   e.code === 'UPSTREAM_STATUS' && e.status !== undefined ? String(e.status) : e.code;
 
-function samplingOf(req: CanonicalRequest, a: Attributes): void {
+function samplingOf(req: ChainRequest['request'], a: Attributes): void {
   if (req.kind !== 'chat' && req.kind !== 'completion') return;
   if (req.max_tokens !== undefined) a['gen_ai.request.max_tokens'] = req.max_tokens;
   if (req.temperature !== undefined) a['gen_ai.request.temperature'] = req.temperature;
@@ -88,7 +101,7 @@ function samplingOf(req: CanonicalRequest, a: Attributes): void {
 }
 
 /** Where a request was routed: the workflow's name, or none for a direct provider+model request. */
-function routeOf(p: Prepared, projectId: string, a: Attributes): void {
+function routeOf(p: ChainRequest, projectId: string, a: Attributes): void {
   a['switchyard.project'] = projectId;
   if (p.workflowName) a['switchyard.workflow'] = p.workflowName;
   if (p.plan.testMode) a['switchyard.test_mode'] = true;
@@ -96,8 +109,8 @@ function routeOf(p: Prepared, projectId: string, a: Attributes): void {
 
 /** The client span of one provider call: its name and the attributes known before it is sent. */
 export function attemptStart(
-  slot: RuntimeSlot,
-  p: Prepared,
+  slot: SlotRef,
+  p: ChainRequest,
   projectId: string,
   stream: boolean,
 ): { name: string; attributes: Attributes } {
@@ -116,7 +129,7 @@ export function attemptStart(
   return { name: `${operation} ${slot.model}`, attributes: a };
 }
 
-function usageOf(usage: Usage | Record<string, number> | undefined, a: Attributes): void {
+function usageOf(usage: TokenUsage | undefined, a: Attributes): void {
   if (!usage) return;
   if (usage.prompt_tokens !== undefined) a['gen_ai.usage.input_tokens'] = usage.prompt_tokens;
   if (usage.completion_tokens !== undefined) a['gen_ai.usage.output_tokens'] = usage.completion_tokens;
@@ -129,15 +142,14 @@ function usageOf(usage: Usage | Record<string, number> | undefined, a: Attribute
 
 /** What a provider's answer adds to its attempt span. */
 export function attemptAnswered(
-  result: CanonicalResult,
-  usage: Usage | undefined,
+  result: AnswerFields,
+  usage: TokenUsage | undefined,
   ttfcMs?: number,
 ): Attributes {
   const a: Attributes = {};
-  if ('model' in result && result.model) a['gen_ai.response.model'] = result.model;
-  if ('id' in result && result.id) a['gen_ai.response.id'] = result.id;
-  if ('finish_reason' in result && result.finish_reason)
-    a['gen_ai.response.finish_reasons'] = [result.finish_reason];
+  if (result.model) a['gen_ai.response.model'] = result.model;
+  if (result.id) a['gen_ai.response.id'] = result.id;
+  if (result.finish_reason) a['gen_ai.response.finish_reasons'] = [result.finish_reason];
   usageOf(usage, a);
   if (ttfcMs !== undefined) a['gen_ai.response.time_to_first_chunk'] = ttfcMs / 1000;
   return a;
@@ -177,14 +189,6 @@ export function httpStart(req: HttpRequestView): { name: string; attributes: Att
   return { name: route ? `${req.method} ${route}` : req.method, attributes: a };
 }
 
-/** The slot that answered (or whose stream broke), else the first the chain would try. */
-function slotOf(f: Finished): RuntimeSlot | undefined {
-  const res = f.result;
-  if (res?.kind === 'answered' && res.answer.slot) return res.answer.slot;
-  if (res?.kind === 'failed' && res.failure.slot) return res.failure.slot;
-  return f.prepared?.plan.slots[0];
-}
-
 const FAILED_OUTCOMES = new Set(['upstream_error', 'stream_error', 'unavailable']);
 
 /**
@@ -192,24 +196,23 @@ const FAILED_OUTCOMES = new Set(['upstream_error', 'stream_error', 'unavailable'
  * figures of the exchange as a whole (the model asked for, the one that answered, the usage) and
  * how it went. A failed chain the native surface answers with 200 is an error all the same.
  */
-export function exchangeEnd(f: Finished, r: RequestRecord): { attributes: Attributes; error?: string } {
+export function exchangeEnd(end: ExchangeEnd): { attributes: Attributes; error?: string } {
   const a: Attributes = {};
-  if (f.method !== null) a['http.response.status_code'] = f.httpStatus;
-  const p = f.prepared;
-  if (p) {
-    a['gen_ai.operation.name'] = operationOf(p.request.kind);
-    a['gen_ai.request.model'] = p.requestedModel;
-    if (f.stream) a['gen_ai.request.stream'] = true;
-    const slot = slotOf(f);
-    if (slot) a['gen_ai.provider.name'] = providerNameOf(slot.target);
+  if (end.http) a['http.response.status_code'] = end.status;
+  const q = end.request;
+  if (q) {
+    a['gen_ai.operation.name'] = operationOf(q.kind);
+    a['gen_ai.request.model'] = q.model;
+    if (q.stream) a['gen_ai.request.stream'] = true;
+    if (q.endpoint) a['gen_ai.provider.name'] = providerNameOf(q.endpoint);
   }
+  const r = end.figures;
   if (r.usedModel) a['gen_ai.response.model'] = r.usedModel;
   usageOf(r.usage, a);
   if (r.project) a['switchyard.project'] = r.project;
   if (r.workflow) a['switchyard.workflow'] = r.workflow;
   if (r.usedProvider) a['switchyard.provider'] = r.usedProvider;
-  const used = f.result?.kind === 'answered' ? f.result.answer.slot : undefined;
-  if (used) a['switchyard.slot'] = used.slot;
+  if (end.slot) a['switchyard.slot'] = end.slot;
   if (r.keyId) a['switchyard.api_key_id'] = r.keyId;
   if (r.sessionId) a['gen_ai.conversation.id'] = r.sessionId;
   if (r.channelId) a['switchyard.channel_id'] = r.channelId;
@@ -217,9 +220,9 @@ export function exchangeEnd(f: Finished, r: RequestRecord): { attributes: Attrib
   if (r.testMode) a['switchyard.test_mode'] = true;
   if (r.outcome) a['switchyard.outcome'] = r.outcome;
   if (r.errorCode) a['switchyard.error_code'] = r.errorCode;
-  a['switchyard.request_log_id'] = f.id;
+  a['switchyard.request_log_id'] = end.id;
   let error: string | undefined;
-  if (f.httpStatus >= 500) error = r.errorCode ?? String(f.httpStatus);
+  if (end.status >= 500) error = r.errorCode ?? String(end.status);
   else if (r.outcome && FAILED_OUTCOMES.has(r.outcome)) error = r.errorCode ?? r.outcome;
   if (error) a['error.type'] = error;
   return error ? { attributes: a, error } : { attributes: a };
@@ -234,7 +237,7 @@ function addressOf(url: string, a: Attributes): void {
 }
 
 /** A webhook attempt's span: the receiver's address, never its path or query (they may hold a token). */
-export function webhookStart(job: DeliveryJob): { name: string; attributes: Attributes } {
+export function webhookStart(job: WebhookJob): { name: string; attributes: Attributes } {
   const a: Attributes = { 'http.request.method': 'POST' };
   addressOf(job.url, a);
   a['switchyard.project'] = job.projectId;
@@ -253,7 +256,7 @@ export function webhookEnd(outcome: string, status: number, error?: { type: stri
   return a;
 }
 
-export const callbackAttributes = (channel: ChannelDoc): Attributes => ({
+export const callbackAttributes = (channel: CallbackChannel): Attributes => ({
   'switchyard.project': channel.project_id,
   'switchyard.channel_id': channel.channel_id,
 });

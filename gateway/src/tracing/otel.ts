@@ -24,13 +24,6 @@ import {
   TracerProvider,
 } from '@opentelemetry/sdk-trace';
 import type { Logger } from 'pino';
-import type { ChannelDoc } from '../async/channels.ts';
-import type { DeliveryJob } from '../async/runner.ts';
-import type { RequestRecord } from '../observability/request-record.ts';
-import type { Finished } from '../pipeline/finished.ts';
-import type { Prepared } from '../pipeline/prepare.ts';
-import type { CanonicalResult, Usage } from '../providers/types.ts';
-import type { RuntimeSlot } from '../snapshot/runtime.ts';
 import {
   attemptAnswered,
   attemptFailed,
@@ -43,14 +36,21 @@ import {
 } from './attributes.ts';
 import type { SamplerName, TracingConfig } from './config.ts';
 import type {
+  AnswerFields,
   AttemptFailure,
   AttemptTrace,
+  CallbackChannel,
   CallbackTrace,
+  ChainRequest,
   ChainTrace,
+  ExchangeEnd,
   ExchangeTrace,
   HttpRequestView,
+  SlotRef,
+  TokenUsage,
   TraceContext,
   Tracing,
+  WebhookJob,
   WebhookTrace,
 } from './types.ts';
 
@@ -84,7 +84,7 @@ class OtelAttempt implements AttemptTrace {
     this.context = contextOf(span);
   }
 
-  answered(result: CanonicalResult, usage: Usage | undefined, ttfcMs?: number): void {
+  answered(result: AnswerFields, usage: TokenUsage | undefined, ttfcMs?: number): void {
     if (this.#done) return;
     this.#done = true;
     this.#span.setAttributes(attemptAnswered(result, usage, ttfcMs));
@@ -103,11 +103,11 @@ class OtelAttempt implements AttemptTrace {
 class OtelChain implements ChainTrace {
   readonly #tracer: Tracer;
   readonly #parent: Span;
-  readonly #p: Prepared;
+  readonly #p: ChainRequest;
   readonly #projectId: string;
   readonly #stream: boolean;
 
-  constructor(tracer: Tracer, parent: Span, p: Prepared, projectId: string, stream: boolean) {
+  constructor(tracer: Tracer, parent: Span, p: ChainRequest, projectId: string, stream: boolean) {
     this.#tracer = tracer;
     this.#parent = parent;
     this.#p = p;
@@ -115,14 +115,14 @@ class OtelChain implements ChainTrace {
     this.#stream = stream;
   }
 
-  attempt(slot: RuntimeSlot): AttemptTrace {
+  attempt(slot: SlotRef): AttemptTrace {
     const { name, attributes } = attemptStart(slot, this.#p, this.#projectId, this.#stream);
     return new OtelAttempt(
       this.#tracer.startSpan(name, { kind: SpanKind.CLIENT, attributes }, under(this.#parent)),
     );
   }
 
-  skipped(slot: RuntimeSlot, reason: string): void {
+  skipped(slot: SlotRef, reason: string): void {
     this.#parent.addEvent('switchyard.slot_skipped', {
       'switchyard.slot': slot.slot,
       'switchyard.provider': slot.provider,
@@ -152,7 +152,7 @@ class OtelExchange implements ExchangeTrace {
     return this.#context;
   }
 
-  chain(p: Prepared, projectId: string, stream: boolean): ChainTrace {
+  chain(p: ChainRequest, projectId: string, stream: boolean): ChainTrace {
     return new OtelChain(this.#tracer, this.#span, p, projectId, stream);
   }
 
@@ -161,10 +161,10 @@ class OtelExchange implements ExchangeTrace {
     return new OtelExchange(this.#tracer, span);
   }
 
-  end(f: Finished, record: RequestRecord): void {
+  end(end: ExchangeEnd): void {
     if (this.#ended) return;
     this.#ended = true;
-    const { attributes, error } = exchangeEnd(f, record);
+    const { attributes, error } = exchangeEnd(end);
     this.#span.setAttributes(attributes);
     if (error) this.#span.setStatus({ code: SpanStatusCode.ERROR, message: error });
     this.#span.end();
@@ -273,14 +273,18 @@ class OtelTracing implements Tracing {
     return new OtelExchange(this.#tracer, span);
   }
 
-  webhook(job: DeliveryJob): WebhookTrace {
+  webhook(job: WebhookJob): WebhookTrace {
     const { name, attributes } = webhookStart(job);
     return new OtelWebhook(
       this.#tracer.startSpan(name, { kind: SpanKind.CLIENT, attributes }, parentOf(job.trace)),
     );
   }
 
-  callback(kind: 'callback' | 'callback_timeout', channel: ChannelDoc, link?: TraceContext): CallbackTrace {
+  callback(
+    kind: 'callback' | 'callback_timeout',
+    channel: CallbackChannel,
+    link?: TraceContext,
+  ): CallbackTrace {
     const linked = link ? trace.getSpanContext(parentOf(link)) : undefined;
     const span = this.#tracer.startSpan(
       `switchyard.async.${kind}`,

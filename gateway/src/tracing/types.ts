@@ -1,16 +1,16 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import type { ChannelDoc } from '../async/channels.ts';
-import type { DeliveryJob } from '../async/runner.ts';
-import type { RequestRecord } from '../observability/request-record.ts';
-import type { Finished } from '../pipeline/finished.ts';
-import type { Prepared } from '../pipeline/prepare.ts';
-import type { CanonicalResult, Usage } from '../providers/types.ts';
-import type { RuntimeSlot } from '../snapshot/runtime.ts';
+import type { ProviderType } from '#contract';
 
 /**
  * The gateway's tracing, as the rest of the code sees it: a handful of calls at the places an
  * exchange starts, calls a provider and ends. Built once at the composition root; when tracing is
  * off every call is a no-op on a shared constant (./off.ts) and no OpenTelemetry module is loaded.
+ *
+ * Tracing sits below everything that calls it: its calls take plain values, shaped here as the spans
+ * read them, and of the gateway it imports only modules that import nothing back (the config error,
+ * the OpenAI-compatible hosts), so no import cycle runs through it (test/architecture). The
+ * gateway's own objects (a RuntimeSlot, a Prepared request, a DeliveryJob, a ChannelDoc) have these
+ * fields and are passed as they are; the settle's figures are gathered for it (pipeline/exchange-end.ts).
  */
 
 /**
@@ -33,6 +33,115 @@ export interface HttpRequestView {
   raw: { httpVersion: string };
 }
 
+/** What a request asks for, as `gen_ai.operation.name` tells it. */
+export type RequestKind = 'chat' | 'completion' | 'embedding' | 'image' | 'transcription' | 'speech';
+
+/** Where a provider is reached (an UpstreamTarget has these): `gen_ai.provider.name`, `server.*`. */
+export interface ProviderEndpoint {
+  readonly type: ProviderType;
+  readonly baseURL: string;
+}
+
+/** A slot of the failover chain (a RuntimeSlot has these). */
+export interface SlotRef {
+  /** `primary`, `backup-1`, ... */
+  readonly slot: string;
+  readonly provider: string;
+  readonly model: string;
+  readonly target: ProviderEndpoint;
+}
+
+/** What the attempt spans read of a prepared request (a Prepared has it). */
+export interface ChainRequest {
+  readonly request: {
+    readonly kind: RequestKind;
+    // The sampling settings of a chat or completion request.
+    readonly max_tokens?: number | undefined;
+    readonly temperature?: number | undefined;
+    readonly top_p?: number | undefined;
+    readonly seed?: number | undefined;
+    readonly stop?: string[] | undefined;
+  };
+  readonly workflowName: string | null;
+  readonly plan: { readonly testMode: boolean };
+}
+
+/** Token counts as a provider reports them (a Usage has these). */
+export interface TokenUsage {
+  readonly prompt_tokens?: number | undefined;
+  readonly completion_tokens?: number | undefined;
+  readonly cache_read_tokens?: number | undefined;
+  readonly cache_write_tokens?: number | undefined;
+}
+
+/** What an attempt span reads of a provider's answer (a CanonicalResult has what its kind has). */
+export interface AnswerFields {
+  readonly kind: RequestKind;
+  readonly id?: string | undefined;
+  readonly model?: string | undefined;
+  readonly finish_reason?: string | undefined;
+}
+
+/** The request-log figures an exchange's span repeats (a RequestRecord has them). */
+export interface ExchangeFigures {
+  readonly project?: string | undefined;
+  readonly keyId?: string | undefined;
+  readonly workflow?: string | null | undefined;
+  readonly usedProvider?: string | null | undefined;
+  readonly usedModel?: string | null | undefined;
+  readonly usage?: TokenUsage | undefined;
+  readonly outcome?: string | undefined;
+  readonly errorCode?: string | undefined;
+  readonly testMode?: boolean | undefined;
+  readonly sessionId?: string | null | undefined;
+  readonly channelId?: string | null | undefined;
+  readonly cache?: string | undefined;
+}
+
+/** How an exchange ended, as the settle has it: the last attributes of its span. */
+export interface ExchangeEnd {
+  /** Its request-log id. */
+  readonly id: string;
+  /** The status it answered with: an attribute of an HTTP exchange's span, an error from 500 on. */
+  readonly status: number;
+  /** It answered over HTTP (a job or a summary does not). */
+  readonly http: boolean;
+  /** What was asked, once the request was prepared. */
+  readonly request?:
+    | {
+        readonly kind: RequestKind;
+        /** The model the client asked for. */
+        readonly model: string;
+        readonly stream: boolean;
+        /** The provider of the slot that answered (or whose stream broke), else of the first slot. */
+        readonly endpoint: ProviderEndpoint | undefined;
+      }
+    | undefined;
+  /** The slot that answered. */
+  readonly slot?: string | undefined;
+  readonly figures: ExchangeFigures;
+}
+
+/** What a webhook attempt's span reads of its delivery job (a DeliveryJob has these). */
+export interface WebhookJob {
+  readonly id: string;
+  readonly projectId: string;
+  readonly url: string;
+  readonly event: string;
+  readonly attempt: number;
+  readonly replay: number;
+  /** The span that emitted the event. */
+  readonly trace?: TraceContext | undefined;
+}
+
+/** What a callback's span reads of its channel (a ChannelDoc has these). */
+export interface CallbackChannel {
+  readonly channel_id: string;
+  readonly project_id: string;
+  /** The accepting request's span. */
+  readonly trace?: TraceContext | undefined;
+}
+
 /** A failure as an attempt span records it (an UpstreamError has these fields). */
 export interface AttemptFailure {
   code: string;
@@ -48,15 +157,15 @@ export interface AttemptTrace {
    * The provider answered (a stream: it ended well). `usage` is what the provider reported, if it
    * did; `ttfcMs` is a stream's time to its first chunk, from the start of this attempt.
    */
-  answered(result: CanonicalResult, usage: Usage | undefined, ttfcMs?: number): void;
+  answered(result: AnswerFields, usage: TokenUsage | undefined, ttfcMs?: number): void;
   failed(e: AttemptFailure): void;
 }
 
 /** The spans of one exchange's failover chain. */
 export interface ChainTrace {
-  attempt(slot: RuntimeSlot): AttemptTrace;
+  attempt(slot: SlotRef): AttemptTrace;
   /** A slot the chain did not call (its guard refused it): an event on the exchange's span. */
-  skipped(slot: RuntimeSlot, reason: string): void;
+  skipped(slot: SlotRef, reason: string): void;
 }
 
 /** The span of one exchange: an HTTP request's server span, an async job's, a session summary's. */
@@ -66,11 +175,11 @@ export interface ExchangeTrace {
   /** This span's context, to carry in job data; undefined when off. */
   readonly context: TraceContext | undefined;
   /** The chain of a prepared request of `projectId`. */
-  chain(p: Prepared, projectId: string, stream: boolean): ChainTrace;
+  chain(p: ChainRequest, projectId: string, stream: boolean): ChainTrace;
   /** A span of work of our own that belongs to this exchange (a session summary). */
   child(name: string): ExchangeTrace;
   /** Ends the span with the figures the settle has. Only the first call counts. */
-  end(f: Finished, record: RequestRecord): void;
+  end(end: ExchangeEnd): void;
 }
 
 /** The span of one webhook delivery attempt. */
@@ -100,12 +209,16 @@ export interface Tracing {
   /** The span of an async job's run, in the trace of the request that was accepted. */
   job(carried: TraceContext | undefined, channelId: string): ExchangeTrace;
   /** A webhook delivery attempt, under the span that emitted the event (its `trace`). */
-  webhook(job: DeliveryJob): WebhookTrace;
+  webhook(job: WebhookJob): WebhookTrace;
   /**
    * A pipeline callback (`link`: the callback request's own span, which has a trace of its own) or
    * its window closing, in the trace of the accepted request (the channel's `trace`).
    */
-  callback(kind: 'callback' | 'callback_timeout', channel: ChannelDoc, link?: TraceContext): CallbackTrace;
+  callback(
+    kind: 'callback' | 'callback_timeout',
+    channel: CallbackChannel,
+    link?: TraceContext,
+  ): CallbackTrace;
   /** Exports every span ended so far (tests; shutdown flushes too). */
   flush(): Promise<void>;
   /** Flushes and stops exporting. */

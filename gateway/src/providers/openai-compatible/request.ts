@@ -11,8 +11,7 @@
 import type { OpenAIDialect } from '../openai/request.ts';
 import type { OptionalParam } from '../optional-params.ts';
 import type { RequestKind, UpstreamTarget } from '../types.ts';
-
-export type CompatServer = 'groq' | 'mistral' | 'together' | 'deepseek' | 'xai' | 'ollama' | 'generic';
+import { type CompatServer, compatServerOf } from './servers.ts';
 
 type ParamNames = Readonly<Partial<Record<OptionalParam, string>>>;
 
@@ -91,15 +90,6 @@ const PROFILES: Record<CompatServer, CompatProfile> = {
   },
 };
 
-const HOSTS: [RegExp, CompatServer][] = [
-  [/(^|\.)groq\.com$/, 'groq'],
-  [/(^|\.)mistral\.ai$/, 'mistral'],
-  [/(^|\.)together\.(xyz|ai)$/, 'together'],
-  [/(^|\.)deepseek\.com$/, 'deepseek'],
-  [/(^|\.)x\.ai$/, 'xai'],
-  [/(^|\.)ollama(\.|$)/, 'ollama'],
-];
-
 const profileCache = new Map<string, CompatProfile>();
 
 export function detectCompatServer(baseURL: string): CompatServer {
@@ -109,16 +99,7 @@ export function detectCompatServer(baseURL: string): CompatServer {
 function profileFor(baseURL: string): CompatProfile {
   let p = profileCache.get(baseURL);
   if (p !== undefined) return p;
-  p = PROFILES.generic;
-  try {
-    const u = new URL(baseURL);
-    const host = u.hostname.toLowerCase();
-    const hit = HOSTS.find(([re]) => re.test(host));
-    if (hit) p = PROFILES[hit[1]];
-    else if (u.port === '11434') p = PROFILES.ollama;
-  } catch {
-    // invalid URL: the request itself will fail with a connect error
-  }
+  p = PROFILES[compatServerOf(baseURL)];
   if (profileCache.size > 10_000) profileCache.clear();
   profileCache.set(baseURL, p);
   return p;
