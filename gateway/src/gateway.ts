@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import pino, { type Logger } from 'pino';
 import { type AsyncConfig, asyncConfigFromEnv } from './async/config.ts';
-import { asyncFeature } from './async/feature.ts';
+import { asyncJobs } from './async/jobs.ts';
 import { responseCache } from './cache/feature.ts';
 import type { ConsoleBackend } from './console/backend.ts';
 import { buildGatewayApp } from './http/app.ts';
@@ -120,7 +120,7 @@ export function createGateway(store: SnapshotStore, opts: GatewayOptions = {}): 
     sessions,
   ];
   const pipeline = new Pipeline(features, logger);
-  const jobs = asyncFeature({
+  const jobs = asyncJobs({
     snapshots: store,
     pipeline,
     settle,

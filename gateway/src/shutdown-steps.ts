@@ -1,6 +1,6 @@
 import type { Server } from 'node:http';
 import type { FastifyInstance } from 'fastify';
-import type { AsyncFeature } from './async/feature.ts';
+import type { AsyncJobs } from './async/jobs.ts';
 import type { ShutdownClock } from './shutdown.ts';
 import type { RuntimeState } from './state/types.ts';
 import type { Tracing } from './tracing/types.ts';
@@ -10,7 +10,7 @@ import { closeUpstreamPools } from './upstream/http.ts';
 export interface Closable {
   app: FastifyInstance;
   ops: FastifyInstance;
-  jobs: AsyncFeature;
+  jobs: AsyncJobs;
   /** Session turns and summaries still being written. */
   sessionWork(maxWaitMs: number): Promise<void>;
   /** Leases given back (what still runs stays committed) and stores closed. */

@@ -10,7 +10,7 @@ import { authenticate } from '#gateway/auth/authenticate';
 import { responseCache } from '#gateway/cache/feature';
 import { MemoryCacheStore } from '#gateway/cache/memory-store';
 import { GatewayError } from '#gateway/errors/index';
-import { type Exchange, newProgress } from '#gateway/pipeline/exchange';
+import { type Exchange, type ExchangeInit, openExchange } from '#gateway/pipeline/exchange';
 import type { Feature } from '#gateway/pipeline/feature';
 import type { Finished } from '#gateway/pipeline/finished';
 import { prepare } from '#gateway/pipeline/prepare';
@@ -155,17 +155,16 @@ describe('feature composition (memory stores, provider simulator)', () => {
 
   const auth = (key = KEY) => authenticate(`Bearer ${key}`, runtime, now());
   let seq = 0;
-  const exchange = (kind: Exchange['kind'], opts: Partial<Exchange> = {}): Exchange => ({
-    id: `ex-${++seq}`,
-    kind,
-    surface: kind === 'job' ? 'async' : kind === 'summary' ? 'internal' : 'native',
-    startedAt: performance.now(),
-    auth: opts.auth ?? auth(),
-    signal: opts.signal ?? new AbortController().signal,
-    trace: NO_TRACE,
-    progress: newProgress(),
-    ...opts,
-  });
+  const exchange = (kind: Exchange['kind'], opts: Partial<ExchangeInit> = {}): Exchange =>
+    openExchange({
+      id: `ex-${++seq}`,
+      kind,
+      surface: kind === 'job' ? 'async' : kind === 'summary' ? 'internal' : 'native',
+      auth: opts.auth ?? auth(),
+      signal: opts.signal ?? new AbortController().signal,
+      trace: NO_TRACE,
+      ...opts,
+    });
   const ask = (workflow: string, extra: Record<string, unknown> = {}, stream = false): PipelineRequest => ({
     body: {
       workflow,

@@ -13,8 +13,7 @@ import { expect } from 'vitest';
 import { stringify } from 'yaml';
 import { type AuthContext, authenticate } from '#gateway/auth/authenticate';
 import { GatewayError } from '#gateway/errors/index';
-import type { Exchange } from '#gateway/pipeline/exchange';
-import { newProgress } from '#gateway/pipeline/exchange';
+import { openExchange } from '#gateway/pipeline/exchange';
 import { type Prepared, prepare } from '#gateway/pipeline/prepare';
 import type { NativeBody } from '#gateway/requests/native-schema';
 import type { SlotGuard } from '#gateway/routing/plan';
@@ -72,16 +71,14 @@ export function spendCaps(runtime: Runtime) {
      * of that exchange (refused: every hold it still has is given back).
      */
     async begin(p: Prepared): Promise<{ guard: SlotGuard | undefined; finish: () => void }> {
-      const ex: Exchange = {
+      const ex = openExchange({
         id: `ex-${randomBytes(4).toString('hex')}`,
         kind: 'request',
         surface: 'native',
-        startedAt: performance.now(),
         auth: authOf(runtime),
         signal: new AbortController().signal,
         trace: NO_TRACE,
-        progress: newProgress(),
-      };
+      });
       const run = await feature.begin({ ex, p, providerOptional: false });
       return {
         guard: run?.toChain?.(p),

@@ -35,6 +35,10 @@ export interface ChannelDoc {
   trace?: TraceContext;
 }
 
+/** The socket topic a channel's result is pushed on (the ack names it; clients join it). */
+export const topicOf = (projectId: string, channelId: string): string =>
+  `ai_response:${projectId}:${channelId}`;
+
 export interface ChannelRecord {
   state: ChannelState;
   doc: ChannelDoc;

@@ -1,13 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import Fastify, {
-  type FastifyBaseLogger,
-  type FastifyInstance,
-  type FastifyReply,
-  type FastifyRequest,
-  LogController,
-} from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
 import type { Logger } from 'pino';
-import type { AsyncFeature } from '../async/feature.ts';
+import type { AsyncJobs } from '../async/jobs.ts';
 import { authenticate, credentialOf, requireScope } from '../auth/authenticate.ts';
 import type { ConsoleBackend } from '../console/backend.ts';
 import { consoleRoutes } from '../console/routes.ts';
@@ -25,7 +19,6 @@ import { asyncRoutes } from './async-routes.ts';
 import { compatRoutes } from './compat-routes.ts';
 import './context.ts';
 import { sendError, sendFrameworkError, surfaceOf } from './errors.ts';
-import { finishedOf } from './finished.ts';
 import { installJsonParsers } from './json-parser.ts';
 import { messagesRoutes } from './messages-routes.ts';
 import { nativeRoutes } from './native-routes.ts';
@@ -39,6 +32,7 @@ import {
   serverOptions,
 } from './server-limits.ts';
 import { sessionRoutes } from './session-routes.ts';
+import { requestSettle } from './settle.ts';
 import { webhookRoutes } from './webhook-routes.ts';
 import { ZOD_ONLY } from './zod-only.ts';
 
@@ -49,7 +43,7 @@ export interface GatewayAppOptions {
   state: RuntimeState;
   pipeline: Pipeline;
   settle: Settle;
-  jobs: AsyncFeature;
+  jobs: AsyncJobs;
   sessions: SessionStore;
   storedResponses: StoredResponseStore;
   /** Wall clock for request-log times and usage buckets (tests inject one). */
@@ -98,24 +92,8 @@ export function buildGatewayApp(opts: GatewayAppOptions): FastifyInstance {
   installJsonParsers(app, limits.maxJsonDepth);
   installServerLimits(app, limits, metrics);
 
-  /**
-   * Settles a request exactly once (pipeline/settle.ts: metrics, log line, request log, usage) and
-   * releases its in-flight slot. Fastify runs onResponse only when the response finishes; a client
-   * that goes away first (a dropped stream, a timeout on a slow upstream) would otherwise stay
-   * "in flight" forever and never be settled.
-   */
-  const account = (req: FastifyRequest, reply: FastifyReply, aborted: boolean): void => {
-    // A decorated flag, not a WeakSet: WeakSet.add cost ~0.6 % of the gateway's CPU under load.
-    if (req.accounted) return;
-    req.accounted = true;
-    if (req.routeOptions.config?.scope) metrics.inFlight.dec(req.routeOptions.config.surface ?? 'other');
-    const durationMs = performance.now() - req.startedAt;
-    const result = req.exchange?.progress.result;
-    // A stream is settled once it has ended (its usage and cost known), also when its client left.
-    if (result?.kind === 'streaming')
-      void result.ended.then((end) => settle(finishedOf(req, reply, durationMs, aborted, end)));
-    else settle(finishedOf(req, reply, durationMs, aborted));
-  };
+  // Settled where it ends: its response finished (onResponse) or its client went away first ('close').
+  const settleRequest = requestSettle(settle, metrics);
 
   // Callback-style hooks: an async one costs every request a promise and a microtask. A throw here
   // reaches the error handler as an async hook's rejection would (Fastify's hook runner catches it).
@@ -129,8 +107,8 @@ export function buildGatewayApp(opts: GatewayAppOptions): FastifyInstance {
     }
     metrics.inFlight.inc(req.routeOptions.config?.surface ?? 'other');
     reply.raw.once('close', () => {
-      if (reply.raw.writableFinished) return; // onResponse accounts for it
-      account(req, reply, true);
+      if (reply.raw.writableFinished) return; // onResponse settles it
+      settleRequest(req, reply, true);
     });
     const runtime = store.current;
     if (!runtime)
@@ -145,7 +123,7 @@ export function buildGatewayApp(opts: GatewayAppOptions): FastifyInstance {
   });
 
   app.addHook('onResponse', (req, reply, done) => {
-    account(req, reply, false);
+    settleRequest(req, reply, false);
     done();
   });
 

@@ -2,7 +2,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { ApiKeyScope } from '#contract';
 import type { AuthContext } from '../auth/authenticate.ts';
 import type { GatewayError } from '../errors/index.ts';
-import { type Exchange, newProgress } from '../pipeline/exchange.ts';
+import { type Exchange, openExchange } from '../pipeline/exchange.ts';
 import type { PipelineResult } from '../pipeline/result.ts';
 import type { Pipeline, PipelineRequest } from '../pipeline/run.ts';
 import type { RequestLogType } from '../state/types.ts';
@@ -16,7 +16,7 @@ declare module 'fastify' {
   interface FastifyRequest {
     auth: AuthContext | null;
     startedAt: number;
-    /** Set once the request has been settled (app.ts). */
+    /** Set once the request has been settled (settle.ts). */
     accounted: boolean;
     /** The pipeline's exchange, once a surface started one (context.ts `exchangeOf`). */
     exchange: Exchange | null;
@@ -56,7 +56,7 @@ export function exchangeOf(
   surface: HttpSurface,
   kind: Exchange['kind'] = 'request',
 ): Exchange {
-  const ex: Exchange = {
+  const ex = openExchange({
     id: req.id,
     kind,
     surface,
@@ -65,8 +65,7 @@ export function exchangeOf(
     signal: clientAbortSignal(reply.raw),
     cacheControl: req.headers['cache-control'],
     trace: req.trace ?? NO_TRACE,
-    progress: newProgress(),
-  };
+  });
   req.exchange = ex;
   return ex;
 }

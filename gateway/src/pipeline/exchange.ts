@@ -45,9 +45,36 @@ export interface Exchange {
   readonly progress: Progress;
 }
 
-export const newProgress = (): Progress => ({
-  stream: false,
-  prepared: undefined,
-  notes: {},
-  result: undefined,
-});
+/** What the code that owns a request knows when it opens its exchange. */
+export interface ExchangeInit {
+  id: string;
+  kind: ExchangeKind;
+  surface: Surface;
+  /** performance.now() when the request started; now when left out. */
+  startedAt?: number | undefined;
+  auth: AuthContext;
+  signal: AbortSignal;
+  cacheControl?: string | undefined;
+  carried?: Carried | undefined;
+  trace: ExchangeTrace;
+}
+
+/**
+ * The one constructor of an Exchange, for HTTP requests, async admissions and jobs and session
+ * summaries alike. Every exchange has the same fields in the same order, so the pipeline's reads of
+ * them stay monomorphic whichever transport opened it.
+ */
+export function openExchange(init: ExchangeInit): Exchange {
+  return {
+    id: init.id,
+    kind: init.kind,
+    surface: init.surface,
+    startedAt: init.startedAt ?? performance.now(),
+    auth: init.auth,
+    signal: init.signal,
+    cacheControl: init.cacheControl,
+    carried: init.carried,
+    trace: init.trace,
+    progress: { stream: false, prepared: undefined, notes: {}, result: undefined },
+  };
+}

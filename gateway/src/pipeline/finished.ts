@@ -4,15 +4,16 @@ import type { RequestOutcome, RequestRecord } from '../observability/request-rec
 import type { RuntimeProject } from '../snapshot/runtime.ts';
 import type { RequestLogType } from '../state/types.ts';
 import type { ExchangeTrace } from '../tracing/types.ts';
-import type { Surface } from './exchange.ts';
+import type { Progress, Surface } from './exchange.ts';
 import type { Prepared } from './prepare.ts';
 import type { Answer, Failure, FinishedResult, Notes, PipelineResult, StreamEnd } from './result.ts';
 
 /**
- * An exchange that ended, as its transport saw it (an HTTP request, an async job, a summary call):
- * the one input of settle. Everything in it is a value the pipeline or the transport produced.
+ * What the code that owns a request saw of its end (the HTTP layer, the async job handler, the
+ * summary): who it was for, how it was answered and how it counts. The pipeline's part comes from
+ * the exchange's Progress, when one was opened.
  */
-export interface Finished {
+export interface Ending {
   id: string;
   /** `other`: routes outside both surfaces (reads, the console), which get no request-log entry. */
   surface: Surface | 'other';
@@ -20,24 +21,64 @@ export interface Finished {
   method: string | null;
   path: string | null;
   httpStatus: number;
-  durationMs: number;
   project: RuntimeProject | undefined;
   keyId: string | undefined;
-  prepared: Prepared | undefined;
-  notes: Notes;
-  /** How the pipeline ended, a stream's end included; undefined when it never ran or did not finish. */
-  result: FinishedResult | undefined;
   /** A refusal the transport answered (authentication, the body, a route's own check). */
   error: GatewayError | undefined;
   /** The client went away before its answer was complete. */
   aborted: boolean;
-  stream: boolean;
   channelId?: string | null | undefined;
   /** The request body, kept only for projects that ask for bodies in request logs. */
   body?: unknown;
   details?: Record<string, unknown> | undefined;
   /** Its span, which the settle ends. */
   trace: ExchangeTrace;
+}
+
+/**
+ * An exchange that ended, as its transport saw it (an HTTP request, an async job, a summary call):
+ * the one input of settle. Everything in it is a value the pipeline or the transport produced.
+ */
+export interface Finished extends Ending {
+  durationMs: number;
+  prepared: Prepared | undefined;
+  notes: Notes;
+  /** How the pipeline ended, a stream's end included; undefined when it never ran or did not finish. */
+  result: FinishedResult | undefined;
+  stream: boolean;
+}
+
+/**
+ * The one constructor of a Finished: the owner's `ending`, the pipeline's `progress` (undefined for
+ * a request that never opened an exchange: refused before it, a read, a 404) and a stream's `end`.
+ */
+export function finishedOf(
+  ending: Ending,
+  durationMs: number,
+  progress: Progress | undefined,
+  end?: StreamEnd,
+): Finished {
+  return {
+    id: ending.id,
+    surface: ending.surface,
+    type: ending.type,
+    method: ending.method,
+    path: ending.path,
+    httpStatus: ending.httpStatus,
+    durationMs,
+    project: ending.project,
+    keyId: ending.keyId,
+    prepared: progress?.prepared,
+    notes: progress?.notes ?? {},
+    result: finalResult(progress?.result, end),
+    error: ending.error,
+    aborted: ending.aborted,
+    stream: progress?.stream ?? false,
+    channelId: ending.channelId,
+    body: ending.body,
+    details: ending.details,
+    trace: ending.trace,
+  };
 }
 
 /** A pipeline result with a stream's end folded in: the stream answered, or it failed. */

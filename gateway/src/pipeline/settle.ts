@@ -3,8 +3,9 @@ import { microsToUsd } from '#contract';
 import { countRequest, type FinishedRequest, requestLogLine } from '../observability/log-line.ts';
 import type { GatewayMetrics } from '../observability/metrics.ts';
 import type { RequestLogEntry, RuntimeState, UsageIncrement } from '../state/types.ts';
+import type { Progress } from './exchange.ts';
 import { endTrace } from './exchange-end.ts';
-import { type Finished, recordOf } from './finished.ts';
+import { type Ending, type Finished, finishedOf, recordOf } from './finished.ts';
 
 export interface SettleDeps {
   metrics: GatewayMetrics;
@@ -120,4 +121,23 @@ export function createSettle(deps: SettleDeps): Settle {
       logCap: project.config.requestLogs.maxEntries,
     });
   };
+}
+
+/**
+ * How the code that owns a request settles it, the same for HTTP requests, async jobs and summary
+ * calls: with what it saw of the end and what the pipeline established (`progress`, when it opened an
+ * exchange). The owner calls it once (an HTTP request's `accounted` flag keeps it so). A stream is
+ * settled once it has ended, its usage and cost known, also when its client went away.
+ */
+export function settleEnd(
+  settle: Settle,
+  ending: Ending,
+  startedAt: number,
+  progress: Progress | undefined,
+): void {
+  const durationMs = performance.now() - startedAt;
+  const result = progress?.result;
+  if (result?.kind === 'streaming')
+    void result.ended.then((end) => settle(finishedOf(ending, durationMs, progress, end)));
+  else settle(finishedOf(ending, durationMs, progress));
 }

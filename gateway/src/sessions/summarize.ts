@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
-import { type Exchange, newProgress } from '../pipeline/exchange.ts';
+import { type Exchange, openExchange } from '../pipeline/exchange.ts';
+import type { Ending } from '../pipeline/finished.ts';
 import type { Prepared } from '../pipeline/prepare.ts';
 import type { Answer, FinishedResult } from '../pipeline/result.ts';
-import type { Settle } from '../pipeline/settle.ts';
+import { type Settle, settleEnd } from '../pipeline/settle.ts';
 import type { ChatRequest } from '../providers/types.ts';
 import type { RuntimeWorkflow } from '../snapshot/runtime.ts';
 import { countMessageTokens, countTextTokens } from '../tokens/count.ts';
@@ -154,7 +155,7 @@ export async function summarize(deps: SummarizeDeps, job: SummarizeJob): Promise
   const folded = session.turns.slice(range.start, range.end);
   const req = summaryRequest(session.summary, folded, threshold);
   const auth = job.exchange.auth;
-  const ex: Exchange = {
+  const ex = openExchange({
     id: randomUUID(),
     kind: 'summary',
     surface: 'internal',
@@ -163,8 +164,7 @@ export async function summarize(deps: SummarizeDeps, job: SummarizeJob): Promise
     signal: AbortSignal.timeout(120_000),
     // In the trace of the request whose turn crossed the threshold.
     trace: job.exchange.trace.child('switchyard.session.summary'),
-    progress: newProgress(),
-  };
+  });
   // Estimates and the chain price the summary request, not the user's.
   const p: Prepared = {
     ...job.prepared,
@@ -203,22 +203,20 @@ export async function summarize(deps: SummarizeDeps, job: SummarizeJob): Promise
       err: message,
     });
   const foldedTurns = text ? range.end - range.start : 0;
-  deps.caller.settle({
+  // What the summary established is its own: the request it priced, its session and its result (an
+  // empty summary counts as the provider's failure).
+  const progress = { stream: false, prepared: p, notes: { sessionId: job.ref.sessionId }, result };
+  const ending: Ending = {
     id: ex.id,
     surface: 'internal',
     type: 'session_summary',
     method: null,
     path: null,
     httpStatus: statusOf(result),
-    durationMs: performance.now() - started,
     project: auth.project,
     keyId: auth.key.keyId,
-    prepared: p,
-    notes: { sessionId: job.ref.sessionId },
-    result,
     error: undefined,
     aborted: false,
-    stream: false,
     trace: ex.trace,
     details: {
       applied: outcome === 'success',
@@ -229,5 +227,6 @@ export async function summarize(deps: SummarizeDeps, job: SummarizeJob): Promise
       ...(message ? { error: message } : {}),
       triggered_by: job.triggeredBy,
     },
-  });
+  };
+  settleEnd(deps.caller.settle, ending, started, progress);
 }

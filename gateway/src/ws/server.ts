@@ -4,8 +4,7 @@ import type { Logger } from 'pino';
 import { Gauge, type Registry } from 'prom-client';
 import { WebSocket, WebSocketServer } from 'ws';
 import type { ResultBus } from '../async/bus.ts';
-import { type ChannelStore, type ResultBody, TERMINAL_STATES } from '../async/channels.ts';
-import { topicOf } from '../async/service.ts';
+import { type ChannelStore, type ResultBody, TERMINAL_STATES, topicOf } from '../async/channels.ts';
 import type { TokenGrant, TokenStore } from '../async/tokens.ts';
 import { AUTH_TOKEN_PREFIX, CLOSE, parseFrame, push, reply } from './phoenix.ts';
 
