@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
+import { wrappedBody } from '../encoders/encode-native.ts';
 import { GatewayError, InternalError } from '../errors/index.ts';
 import { type Exchange, openExchange } from '../pipeline/exchange.ts';
 import type { Ending } from '../pipeline/finished.ts';
 import { settleEnd } from '../pipeline/settle.ts';
-import { wrappedBody } from '../encoders/encode-native.ts';
 import type { ChannelDoc, ResultBody } from './channels.ts';
 import { aiGenerated, deliver, redeliver } from './delivery.ts';
 import type { AsyncDeps } from './deps.ts';
