@@ -2,9 +2,9 @@ import { Gauge, type Registry } from 'prom-client';
 import { microsToUsd, spendState } from '#contract';
 import { eventEntry } from '../state/event-entry.ts';
 import type { RequestLogEntry } from '../state/types.ts';
-import type { CapLease } from './leases.ts';
+import type { CapLease } from './lease-types.ts';
 import type { CapRule } from './rules.ts';
-import type { CapRef, Crossing, LeaseResult } from './store.ts';
+import type { CapInPeriod, Crossing, LeaseResult } from './store.ts';
 
 const GAUGE = 'switchyard_spend_cap_used_ratio';
 
@@ -18,8 +18,6 @@ function usedGauge(registry: Registry): Gauge<'project' | 'cap' | 'scope' | 'per
     registers: [registry],
   });
 }
-
-export type CapInPeriod = CapRef & { resetAt: Date };
 
 /** Where a `budget.threshold` event goes: the project's request log and its webhook subscribers. */
 export interface ThresholdSink {
