@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { CapRule } from './rules.ts';
-import type { CapInPeriod, GuardStore, LeaseResult, RateRef } from './store.ts';
+import type { GuardStore, LeaseResult, RateRef } from './store.ts';
+import type { CapInPeriod } from './thresholds.ts';
 
 /** What the pod's view of a cap lease is made of: µUSD amounts, no identity, no clock. */
 export interface CapAmounts {

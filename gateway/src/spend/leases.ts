@@ -3,7 +3,8 @@ import { capFree, rateGive, rateShort, runsPastCommitment } from './lease-sizing
 import type { CapLease, LeaseNeeds, LeasesOptions, RateLease, Taken } from './lease-types.ts';
 import { ProjectLeases } from './project-leases.ts';
 import type { CapRule } from './rules.ts';
-import type { CapInPeriod, RateRef } from './store.ts';
+import type { RateRef } from './store.ts';
+import type { CapInPeriod } from './thresholds.ts';
 
 type CapNeed = LeaseNeeds['caps'][number];
 const rateNeedShort = (n: LeaseNeeds['rates'][number]): boolean => rateShort(n.lease, n.units);

@@ -28,9 +28,6 @@ export interface CapRef {
   ttlSec: number;
 }
 
-/** A cap's keys in the current period, and when the period ends (for the threshold events). */
-export type CapInPeriod = CapRef & { resetAt: Date };
-
 export interface RateOp {
   rate: RateRef;
   /** Units given back (negative: used beyond the lease, taken now). */

@@ -2,9 +2,8 @@ import { Gauge, type Registry } from 'prom-client';
 import { microsToUsd, spendState } from '#contract';
 import { eventEntry } from '../state/event-entry.ts';
 import type { RequestLogEntry } from '../state/types.ts';
-import type { CapLease } from './lease-types.ts';
 import type { CapRule } from './rules.ts';
-import type { CapInPeriod, Crossing, LeaseResult } from './store.ts';
+import type { CapRef, Crossing, LeaseResult } from './store.ts';
 
 const GAUGE = 'switchyard_spend_cap_used_ratio';
 
@@ -17,6 +16,16 @@ function usedGauge(registry: Registry): Gauge<'project' | 'cap' | 'scope' | 'per
     labelNames: ['project', 'cap', 'scope', 'period'] as const,
     registers: [registry],
   });
+}
+
+export type CapInPeriod = CapRef & { resetAt: Date };
+
+/** What a threshold event reads of a pod's lease on a cap (a CapLease has it). */
+export interface LeasedCap {
+  readonly rule: CapRule;
+  readonly ref: CapInPeriod;
+  /** The last request that ended on it: the one a crossing is reported with. */
+  readonly lastRequestId?: string | undefined;
 }
 
 /** Where a `budget.threshold` event goes: the project's request log and its webhook subscribers. */
@@ -51,7 +60,7 @@ export class CapReporter {
   }
 
   /** A lease call's answer for the caps it carried: their spend, and the thresholds it crossed. */
-  answered(projectId: string, caps: readonly CapLease[], result: LeaseResult): void {
+  answered(projectId: string, caps: readonly LeasedCap[], result: LeaseResult): void {
     caps.forEach((l, i) => {
       this.used(projectId, l.rule, result.caps[i]!.spent);
     });
