@@ -14,16 +14,10 @@ import {
   STRUCTURED_REQUEST_TYPES,
   WEBHOOK_EVENT_TYPES,
 } from '#contract';
-import {
-  buildAllCrds,
-  buildCrd,
-  CRD_HEADER,
-  type CustomResourceDefinition,
-  type JSONSchemaProps,
-  renderCrdFiles,
-  toStructuralSchema,
-} from '#operator/crd/build';
+import { buildAllCrds, buildCrd, CRD_HEADER, renderCrdFiles } from '#operator/crd/build';
+import type { CustomResourceDefinition, JSONSchemaProps } from '#operator/crd/crd-types';
 import { CRDS_DIR, diffCrds, writeCrds } from '#operator/crd/files';
+import { toStructuralSchema } from '#operator/crd/structural-schema';
 import { celList, celString, KINDS } from '#operator/resources/index';
 
 const crds = buildAllCrds();

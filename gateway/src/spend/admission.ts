@@ -11,7 +11,7 @@ import type { Prepared } from '../pipeline/prepare.ts';
 import { type SpendContext, skipMessage, take } from './context.ts';
 import { type Estimate, estimate } from './estimate.ts';
 import type { CapHold, TokenHold } from './holding.ts';
-import type { LeaseNeeds, RateLease, Taken } from './leases.ts';
+import type { LeaseNeeds, RateLease, Taken } from './lease-types.ts';
 import { type CapRule, capRef, capsOf } from './rules.ts';
 
 /** The primary slot as admission left it: nothing held, a hold, or over its cap (skipped). */

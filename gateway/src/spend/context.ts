@@ -6,7 +6,8 @@ import {
   type OutageMetrics,
   type OutagePolicy,
 } from '../state/failure-policy.ts';
-import { type LeaseNeeds, type Leases, LeasesUnavailableError, type Taken } from './leases.ts';
+import { type LeaseNeeds, LeasesUnavailableError, type Taken } from './lease-types.ts';
+import type { Leases } from './leases.ts';
 import type { CapRule } from './rules.ts';
 import type { GuardStore } from './store.ts';
 import type { CapReporter } from './thresholds.ts';

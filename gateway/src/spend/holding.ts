@@ -1,4 +1,5 @@
-import type { CapLease, Leases, RateLease } from './leases.ts';
+import type { CapLease, RateLease } from './lease-types.ts';
+import type { Leases } from './leases.ts';
 import type { CapRule } from './rules.ts';
 
 /** What a request holds on the caps of one scope (the project's, or one slot's): one amount on each. */

@@ -1,131 +1,14 @@
-import type { Logger } from 'pino';
+import { capFinished, rateCorrected } from './lease-returns.ts';
+import { capFree, rateGive, rateShort, runsPastCommitment } from './lease-sizing.ts';
+import type { CapLease, LeaseNeeds, LeasesOptions, RateLease, Taken } from './lease-types.ts';
+import { ProjectLeases } from './project-leases.ts';
 import type { CapRule } from './rules.ts';
-import {
-  type CapOp,
-  type GuardStore,
-  KEEP,
-  type LeaseInput,
-  type LeaseResult,
-  type RateOp,
-  type RateRef,
-} from './store.ts';
+import type { RateRef } from './store.ts';
 import type { CapInPeriod } from './thresholds.ts';
 
-/** A pod's lease on one cap: what the store holds for it, and what its requests do with it. */
-export interface CapLease {
-  readonly projectId: string;
-  ref: CapInPeriod;
-  rule: CapRule;
-  /** µUSD the store holds for this pod (as of its last answer). */
-  granted: number;
-  /** Estimates of admitted requests still running: what counts as spent if the pod dies. */
-  inflight: number;
-  /** What finished requests cost, not yet reported. */
-  used: number;
-  /**
-   * What the store counts as spent should this pod die: its requests in flight and what finished
-   * unreported, plus room for a few more, so the next ones need no call. Never below what runs.
-   */
-  committed: number;
-  /** The estimate of the last request admitted on it (the unit of the room committed ahead). */
-  lastNeed: number;
-  /** While a call that may shrink the lease is under way: the most it can be assumed to hold. */
-  ceiling: number;
-  /**
-   * Near the cap the store grants one request at a time: then every request asks it (it alone can
-   * tell whether the cap is reached), and what the lease holds beyond them serves nobody else.
-   */
-  tight: boolean;
-  lastAdmitMs: number;
-  /** The last request that ended on it (named by the threshold events its report crosses). */
-  lastRequestId?: string | undefined;
-}
-
-/** A pod's lease on one rate limit: units taken from the limit ahead of its requests. */
-export interface RateLease {
-  readonly projectId: string;
-  ref: RateRef;
-  /**
-   * Units leased and not used (negative: used beyond the lease, owed to the limit). Units a request
-   * took and did not use (a token estimate above the real count) come back here.
-   */
-  units: number;
-  /** While units are being given back: none of them may be used. */
-  releasing: boolean;
-  /** What the limit had left for everybody, and its reset, at the last answer (for the headers). */
-  remaining: number;
-  resetMs: number;
-  answeredAtMs: number;
-  lastAdmitMs: number;
-}
-
-/** What a request asks of the leases: units of some limits, µUSD of some caps. */
-export interface LeaseNeeds {
-  rates: { lease: RateLease; units: number }[];
-  caps: { lease: CapLease; micros: number }[];
-}
-
-export type Taken =
-  | { ok: true }
-  | { ok: false; kind: 'rate'; index: number; retryMs: number }
-  | { ok: false; kind: 'cap'; index: number; spentMicros: number };
-
-/** The store could not be reached for a lease call: admission follows the outage policy. */
-export class LeasesUnavailableError extends Error {
-  readonly code = 'LEASES_UNAVAILABLE';
-  constructor(cause: unknown) {
-    super(`spend and limit leases cannot be renewed: ${String(cause)}`, { cause });
-    this.name = 'LeasesUnavailableError';
-  }
-}
-
-interface Waiter {
-  needs: LeaseNeeds;
-  resolve: (result: LeaseResult | undefined, sent: Sent | undefined) => void;
-  reject: (err: unknown) => void;
-}
-
-/** What one call carried, to apply its answer. */
-interface Sent {
-  rates: { lease: RateLease; give: number }[];
-  caps: { lease: CapLease; used: number; need: number; tightGrant: boolean }[];
-}
-
-interface Project {
-  caps: Map<string, CapLease>;
-  rates: Map<string, RateLease>;
-  waiters: Waiter[];
-  /** Leases whose commitment or usage the store has not seen yet. */
-  dirty: boolean;
-  /** Leases to shrink (idle) in the next call. */
-  releasing: boolean;
-  calling: boolean;
-  scheduled: boolean;
-  reportTimer?: NodeJS.Timeout | undefined;
-}
-
-export interface LeasesOptions {
-  store: GuardStore;
-  /** This pod, as the store knows it (one lease per pod on each limit and cap). */
-  member: string;
-  now: () => number;
-  logger: Logger;
-  /** How long a lease outlives its pod's last call (then what it committed counts as spent). */
-  ttlMs: number;
-  /** The answer of every lease call, for reporting (crossings, spend gauges). */
-  onAnswer?: (projectId: string, caps: readonly CapLease[], result: LeaseResult) => void;
-  /**
-   * Every call made to the store: `renewal` when a request waits for it, `report` when none does
-   * (what finished requests cost, commitments, leases given back). For the lease-call counter.
-   */
-  onCall?: (kind: LeaseCallKind, ok: boolean) => void;
-}
-
-export type LeaseCallKind = 'renewal' | 'report';
-
 type CapNeed = LeaseNeeds['caps'][number];
-const rateShort = (n: LeaseNeeds['rates'][number]): boolean => n.lease.releasing || n.lease.units < n.units;
-const capShort = (n: CapNeed): boolean => Leases.free(n.lease) < n.micros;
+const rateNeedShort = (n: LeaseNeeds['rates'][number]): boolean => rateShort(n.lease, n.units);
+const capShort = (n: CapNeed): boolean => capFree(n.lease) < n.micros;
 const TAKEN: Taken = Object.freeze({ ok: true });
 
 function takeRates(needs: LeaseNeeds, now: number): void {
@@ -135,35 +18,20 @@ function takeRates(needs: LeaseNeeds, now: number): void {
   }
 }
 
-/** µUSD of caps, and units of limits, a lease asks for beyond the request that needs it. */
-const CAP_WANT_REQUESTS = 256;
-/** Requests' worth a lease commits ahead of its requests, so a pod admits them without a call. */
-const COMMIT_AHEAD_REQUESTS = 8;
-/** How soon what finished requests cost reaches the store's spent counter when nothing else calls. */
-const REPORT_WITHIN_MS = 100;
-/** A rate lease asks for a second's worth of the limit (at least the request's units). */
-const RATE_WANT_MS = 1000;
-/** The most units a rate lease keeps between calls: what it asks for when it runs short. */
-const rateWant = (l: RateLease): number => Math.floor((1000 / l.ref.intervalUs) * RATE_WANT_MS);
-/**
- * Units a rate lease owes its limit (negative) or gives back to it: all of them while releasing,
- * otherwise what exceeds a full lease.
- */
-const toGive = (l: RateLease): number =>
-  l.releasing || l.units < 0 ? l.units : Math.max(0, l.units - rateWant(l));
-
 /**
  * This pod's leases on rate limits and spend caps (docs/api.md, "Spend caps and rate
  * limits"): requests are admitted against them in process, and the store is called once per
- * project per event-loop turn at most, to report what finished requests cost and what running ones
- * commit, and to renew what ran out. Calls of one project never overlap, so each answer applies to
- * the state it was asked from. Idle leases are given back; a keepalive keeps running ones alive.
+ * project per event-loop turn at most (project-leases.ts), to report what finished requests cost
+ * and what running ones commit, and to renew what ran out. How big the leases are is
+ * lease-sizing.ts; what requests and calls move through them, lease-returns.ts. Idle leases are
+ * given back; a keepalive keeps running ones alive.
  */
 export class Leases {
   readonly #o: LeasesOptions;
-  readonly #projects = new Map<string, Project>();
+  readonly #projects = new Map<string, ProjectLeases>();
   readonly #timer: NodeJS.Timeout;
   #closed = false;
+  readonly #isClosed = (): boolean => this.#closed;
 
   constructor(o: LeasesOptions) {
     this.#o = o;
@@ -171,18 +39,10 @@ export class Leases {
     this.#timer.unref();
   }
 
-  #project(projectId: string): Project {
+  #project(projectId: string): ProjectLeases {
     let p = this.#projects.get(projectId);
     if (!p) {
-      p = {
-        caps: new Map(),
-        rates: new Map(),
-        waiters: [],
-        dirty: false,
-        releasing: false,
-        calling: false,
-        scheduled: false,
-      };
+      p = new ProjectLeases(projectId, this.#o, this.#isClosed);
       this.#projects.set(projectId, p);
     }
     return p;
@@ -237,11 +97,6 @@ export class Leases {
     for (const p of this.#projects.values()) yield* p.caps.values();
   }
 
-  /** µUSD of a cap lease a request may still take without calling the store. */
-  static free(l: CapLease): number {
-    return l.tight ? 0 : Math.min(l.granted, l.ceiling) - l.inflight - l.used;
-  }
-
   /**
    * Takes what a request needs: every limit's units or none (a refused limit takes nothing), then
    * every cap's µUSD or none (a refused cap leaves the limits' units taken). When every lease has
@@ -250,7 +105,8 @@ export class Leases {
    * when that call fails.
    */
   take(projectId: string, needs: LeaseNeeds): Taken | Promise<Taken> {
-    if (needs.rates.some(rateShort) || needs.caps.some(capShort)) return this.#takeRenewing(projectId, needs);
+    if (needs.rates.some(rateNeedShort) || needs.caps.some(capShort))
+      return this.#takeRenewing(projectId, needs);
     const now = this.#o.now();
     takeRates(needs, now);
     return this.#holdCaps(projectId, needs, undefined, now);
@@ -258,8 +114,9 @@ export class Leases {
 
   async #takeRenewing(projectId: string, needs: LeaseNeeds): Promise<Taken> {
     const now = this.#o.now();
-    while (needs.rates.some(rateShort)) {
-      const answer = await this.#renew(projectId, { rates: needs.rates.filter(rateShort), caps: [] });
+    const p = this.#project(projectId);
+    while (needs.rates.some(rateNeedShort)) {
+      const answer = await p.renew({ rates: needs.rates.filter(rateNeedShort), caps: [] });
       const refused = needs.rates.findIndex((n) => answer.rates.get(n.lease)?.retryMs);
       if (refused >= 0)
         return {
@@ -275,7 +132,7 @@ export class Leases {
     const short = (n: CapNeed): boolean => !claimed?.has(n.lease) && capShort(n);
     while (needs.caps.some(short)) {
       const asked = needs.caps.filter(short);
-      const answer = await this.#renew(projectId, { rates: [], caps: asked });
+      const answer = await p.renew({ rates: [], caps: asked });
       const refused = needs.caps.findIndex((n) => answer.caps.get(n.lease)?.refused);
       if (refused >= 0) {
         if (claimed) for (const n of needs.caps) if (claimed.has(n.lease)) n.lease.inflight -= n.micros;
@@ -300,31 +157,21 @@ export class Leases {
       if (!claimed?.has(l)) l.inflight += n.micros;
       l.lastAdmitMs = now;
       l.lastNeed = n.micros;
-      if (l.inflight + l.used > l.committed) beyond = true;
+      if (runsPastCommitment(l)) beyond = true;
     }
     // More runs than the store counts for a dead pod: it learns within this turn (a pod killed after
     // counts it). Within what was committed ahead, no call is needed.
-    if (beyond) this.#dirty(projectId);
+    if (beyond) this.#project(projectId).dirty();
     return TAKEN;
   }
 
   /** A request admitted on `lease` ended: its estimate is released and its real cost recorded. */
   finish(lease: CapLease, estimate: number, actual: number, requestId: string): void {
-    lease.inflight -= estimate;
-    lease.used += actual;
+    const after = capFinished(lease, estimate, actual);
+    lease.inflight = after.inflight;
+    lease.used = after.used;
     lease.lastRequestId = requestId;
-    this.#report(lease.projectId);
-  }
-
-  /** Spent catches up within REPORT_WITHIN_MS (a pod killed before counts it as committed). */
-  #report(projectId: string): void {
-    const p = this.#project(projectId);
-    if (p.reportTimer || this.#closed) return;
-    p.reportTimer = setTimeout(() => {
-      p.reportTimer = undefined;
-      this.#dirty(projectId);
-    }, REPORT_WITHIN_MS);
-    p.reportTimer.unref();
+    this.#project(lease.projectId).report();
   }
 
   /**
@@ -338,8 +185,8 @@ export class Leases {
    */
   correct(lease: RateLease, deltaUnits: number): void {
     if (deltaUnits === 0) return;
-    lease.units -= deltaUnits;
-    if (toGive(lease) !== 0) this.#dirty(lease.projectId);
+    lease.units = rateCorrected(lease.units, deltaUnits);
+    if (rateGive(lease) !== 0) this.#project(lease.projectId).dirty();
   }
 
   /** The `x-ratelimit-*` view of a limit: what everybody has left, counting this pod's own units. */
@@ -355,238 +202,11 @@ export class Leases {
   async close(): Promise<void> {
     this.#closed = true;
     clearInterval(this.#timer);
-    for (const [id, p] of this.#projects) {
-      clearTimeout(p.reportTimer);
-      this.#shrink(p, 0);
-      await this.#call(id).catch((err: unknown) =>
-        this.#o.logger.warn({
-          msg: 'spend: leases not given back at shutdown',
-          project: id,
-          err: String(err),
-        }),
-      );
-    }
-  }
-
-  /** Waits for a call carrying these needs (the next one, if one is under way). */
-  #renew(
-    projectId: string,
-    needs: LeaseNeeds,
-  ): Promise<{
-    rates: Map<RateLease, { retryMs: number }>;
-    caps: Map<CapLease, { refused: boolean; spent: number; claim: () => boolean }>;
-  }> {
-    const p = this.#project(projectId);
-    return new Promise((resolve, reject) => {
-      p.waiters.push({
-        needs,
-        reject,
-        resolve: (result, sent) => {
-          const rates = new Map<RateLease, { retryMs: number }>();
-          const caps = new Map<CapLease, { refused: boolean; spent: number; claim: () => boolean }>();
-          if (result && sent) {
-            sent.rates.forEach((s, i) => {
-              rates.set(s.lease, { retryMs: result.rates[i]!.retryMs });
-            });
-            sent.caps.forEach((s, i) => {
-              const g = result.caps[i]!;
-              // A tight grant is one request's: the first waiter to claim it has it.
-              const claim = (): boolean => {
-                if (!s.tightGrant) return false;
-                s.tightGrant = false;
-                return true;
-              };
-              caps.set(s.lease, { refused: g.refused, spent: g.spent, claim });
-            });
-          }
-          resolve({ rates, caps });
-        },
-      });
-      this.#schedule(projectId, true);
-    });
-  }
-
-  #dirty(projectId: string): void {
-    const p = this.#project(projectId);
-    p.dirty = true;
-    this.#schedule(projectId, false);
-  }
-
-  /**
-   * One call per project at a time. A waiting request is served at the end of this microtask burst;
-   * reports go at the end of the event-loop turn, so one call carries a whole turn's worth.
-   */
-  #schedule(projectId: string, urgent: boolean): void {
-    const p = this.#project(projectId);
-    if (p.calling || p.scheduled) return;
-    p.scheduled = true;
-    const go = () => {
-      p.scheduled = false;
-      void this.#call(projectId).catch(() => undefined);
-    };
-    if (urgent) queueMicrotask(go);
-    else setImmediate(go);
-  }
-
-  async #call(projectId: string): Promise<void> {
-    const p = this.#project(projectId);
-    if (p.calling) return;
-    const waiters = p.waiters;
-    if (!waiters.length && !p.dirty && !p.releasing) return;
-    p.calling = true;
-    p.waiters = [];
-    p.dirty = false;
-    const release = p.releasing;
-    p.releasing = false;
-    const now = this.#o.now();
-    const sent: Sent = { rates: [], caps: [] };
-    const rateOps: RateOp[] = [];
-    const capOps: CapOp[] = [];
-    const rateNeed = new Map<RateLease, number>();
-    const capNeed = new Map<CapLease, number>();
-    for (const w of waiters) {
-      for (const n of w.needs.rates) {
-        rateNeed.set(n.lease, Math.max(rateNeed.get(n.lease) ?? 0, n.units));
-        // A lease given up while a request was about to use it is this project's again.
-        p.rates.set(n.lease.ref.key, n.lease);
-      }
-      for (const n of w.needs.caps) {
-        capNeed.set(n.lease, Math.max(capNeed.get(n.lease) ?? 0, n.micros));
-        p.caps.set(n.lease.ref.key, n.lease);
-      }
-    }
-    for (const l of p.rates.values()) {
-      const need = rateNeed.get(l) ?? 0;
-      const give = toGive(l);
-      if (!need && give === 0) continue;
-      rateOps.push({
-        rate: l.ref,
-        give,
-        need,
-        want: need ? Math.max(need, rateWant(l)) : 0,
-      });
-      sent.rates.push({ lease: l, give });
-      l.units -= give;
-    }
-    for (const l of p.caps.values()) {
-      const need = capNeed.get(l) ?? 0;
-      const shrink = release && need === 0 && (this.#closed || l.lastAdmitMs < now - this.#o.ttlMs / 3);
-      if (!need && !shrink && l.used === 0 && !l.inflight && l.granted === 0) continue;
-      const want = need ? need * CAP_WANT_REQUESTS : shrink ? 0 : KEEP;
-      // A report commits a few more requests' worth than runs, within what the lease holds; a call
-      // that asks for room commits exactly what runs (the store grants on top of it, near the cap too).
-      const ahead = need || shrink || l.tight || this.#closed ? 0 : COMMIT_AHEAD_REQUESTS * l.lastNeed;
-      const committed = Math.max(l.inflight, Math.min(Math.max(0, l.granted - l.used), l.inflight + ahead));
-      capOps.push({ cap: l.ref, used: l.used, committed, want, need });
-      sent.caps.push({ lease: l, used: l.used, need, tightGrant: false });
-      l.committed = committed;
-      if (shrink) l.ceiling = l.inflight;
-    }
-    // What is reported leaves the lease now, as the store will take it out: the lease stays exact
-    // for requests admitted while the call is under way.
-    for (const s of sent.caps) {
-      s.lease.used -= s.used;
-      s.lease.granted = Math.max(0, s.lease.granted - s.used);
-    }
-    try {
-      const result =
-        rateOps.length || capOps.length
-          ? await this.#lease(waiters.length ? 'renewal' : 'report', {
-              member: this.#o.member,
-              nowMs: now,
-              deadlineMs: now + this.#o.ttlMs,
-              rates: rateOps,
-              caps: capOps,
-            })
-          : undefined;
-      if (result) this.#apply(projectId, p, sent, result);
-      for (const w of waiters) w.resolve(result, sent);
-    } catch (err) {
-      // Nothing was applied: what was sent is owed again (the next call carries it).
-      for (const s of sent.rates) {
-        s.lease.units += s.give;
-      }
-      for (const s of sent.caps) {
-        s.lease.used += s.used;
-        s.lease.granted += s.used;
-        s.lease.ceiling = Number.POSITIVE_INFINITY;
-        // The store may still count the earlier commitment, or this one: assume the smaller.
-        s.lease.committed = 0;
-      }
-      p.dirty = true;
-      const unavailable = new LeasesUnavailableError(err);
-      for (const w of waiters) w.reject(unavailable);
-      this.#o.logger.warn({ msg: 'spend: lease call failed', project: projectId, err: String(err) });
-    } finally {
-      p.calling = false;
-    }
-    if (p.waiters.length) this.#schedule(projectId, true);
-    else if (p.dirty && !this.#closed) this.#schedule(projectId, false);
-  }
-
-  /** The store's lease call, counted by kind and outcome. */
-  async #lease(kind: LeaseCallKind, req: LeaseInput): Promise<LeaseResult> {
-    try {
-      const result = await this.#o.store.lease(req);
-      this.#o.onCall?.(kind, true);
-      return result;
-    } catch (err) {
-      this.#o.onCall?.(kind, false);
-      throw err;
-    }
-  }
-
-  #apply(projectId: string, p: Project, sent: Sent, result: LeaseResult): void {
-    const now = this.#o.now();
-    sent.rates.forEach((s, i) => {
-      const g = result.rates[i]!;
-      const l = s.lease;
-      l.units += g.granted;
-      l.releasing = false;
-      l.remaining = g.remaining;
-      l.resetMs = g.resetMs;
-      l.answeredAtMs = now;
-      if (l.units === 0 && l.lastAdmitMs < now - this.#o.ttlMs) p.rates.delete(l.ref.key);
-    });
-    sent.caps.forEach((s, i) => {
-      const l = s.lease;
-      const g = result.caps[i]!;
-      if (s.need > 0 && !g.refused) {
-        // Less than two requests' worth beyond what runs: the store is near the cap.
-        l.tight = g.held - l.inflight < 2 * s.need;
-        s.tightGrant = l.tight;
-      }
-      l.granted = g.held;
-      l.ceiling = Number.POSITIVE_INFINITY;
-      // Requests admitted while the call was under way may run past what it committed.
-      if (l.inflight + l.used > l.committed) p.dirty = true;
-      if (l.granted === 0 && l.inflight === 0 && l.used === 0) p.caps.delete(l.ref.key);
-    });
-    this.#o.onAnswer?.(
-      projectId,
-      sent.caps.map((s) => s.lease),
-      result,
-    );
-  }
-
-  /** Marks idle leases of a project to be given back (down to what runs) in its next call. */
-  #shrink(p: Project, idleMs: number): void {
-    const now = this.#o.now();
-    let any = false;
-    for (const l of p.rates.values())
-      if (l.units > 0 && l.lastAdmitMs <= now - idleMs) {
-        l.releasing = true;
-        any = true;
-      }
-    for (const l of p.caps.values()) if (l.granted > l.inflight || l.inflight > 0) any = true;
-    if (any) p.releasing = true;
+    for (const p of this.#projects.values()) await p.close();
   }
 
   /** Every third of the TTL: idle leases go back, running ones are kept alive. */
   #tick(): void {
-    for (const [id, p] of this.#projects) {
-      this.#shrink(p, this.#o.ttlMs / 3);
-      if (p.releasing) this.#schedule(id, false);
-    }
+    for (const p of this.#projects.values()) p.tick(this.#o.ttlMs / 3);
   }
 }

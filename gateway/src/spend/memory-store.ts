@@ -1,3 +1,4 @@
+import { absorbUsed, capGrant, expiredLease, heldAfterUse, rateGrant } from './lease-grants.ts';
 import {
   type CapGrant,
   type CapOp,
@@ -31,8 +32,9 @@ interface CapCell {
 
 /**
  * Embedded mode's rate limits and caps, in process: the same rules as the Lua script (see
- * scripts.ts), with this process's clock standing in for Redis TIME. One process is the only writer,
- * so each call is atomic by running to completion without awaiting.
+ * scripts.ts), the arithmetic in lease-grants.ts, with this process's clock standing in for Redis
+ * TIME. One process is the only writer, so each call is atomic by running to completion without
+ * awaiting.
  */
 export class MemoryGuardStore implements GuardStore {
   readonly #now: () => number;
@@ -58,26 +60,10 @@ export class MemoryGuardStore implements GuardStore {
   }
 
   #rate(op: RateOp, nowUs: number): RateGrant {
-    const T = op.rate.intervalUs;
-    let tat = Math.max(this.#tat(op.rate.key, nowUs), nowUs);
-    tat = Math.max(nowUs, tat - op.give * T);
-    const avail = Math.floor((nowUs - tat + T * op.rate.burst) / T);
-    let granted = 0;
-    let retryMs = 0;
-    if (op.need > 0) {
-      if (avail >= op.need)
-        granted = Math.min(avail, Math.max(op.need, Math.min(op.want, Math.floor(avail / 4))));
-      else retryMs = Math.ceil((tat + op.need * T - T * op.rate.burst - nowUs) / 1000);
-    }
-    tat += granted * T;
-    if (tat <= nowUs) this.#tats.delete(op.rate.key);
-    else this.#tats.set(op.rate.key, { tatUs: tat, expiresUs: tat });
-    return {
-      granted,
-      remaining: Math.max(0, avail - granted),
-      resetMs: Math.ceil((tat - nowUs) / 1000),
-      retryMs,
-    };
+    const { tatUs, ...grant } = rateGrant(op, this.#tat(op.rate.key, nowUs), nowUs);
+    if (tatUs <= nowUs) this.#tats.delete(op.rate.key);
+    else this.#tats.set(op.rate.key, { tatUs, expiresUs: tatUs });
+    return grant;
   }
 
   #cap(op: CapOp, index: number, input: LeaseInput, crossings: Crossing[]): CapGrant {
@@ -86,27 +72,22 @@ export class MemoryGuardStore implements GuardStore {
     const before = cell.leases.get(input.member);
     let held = before?.amount ?? 0;
     if (op.used > 0) {
-      const prepaid = cell.expired.get(input.member) ?? 0;
-      const absorbed = Math.min(op.used, prepaid);
-      if (absorbed === prepaid) cell.expired.delete(input.member);
-      else cell.expired.set(input.member, prepaid - absorbed);
-      cell.spent += op.used - absorbed;
-      held = Math.max(0, held - op.used);
+      const { spent, prepaidLeft } = absorbUsed(op.used, cell.expired.get(input.member) ?? 0);
+      if (prepaidLeft === 0) cell.expired.delete(input.member);
+      else cell.expired.set(input.member, prepaidLeft);
+      cell.spent += spent;
+      held = heldAfterUse(held, op.used);
     }
     this.#crossed(cell, op.cap, index, crossings);
     const others = cell.leased - (before?.amount ?? 0);
     const holders = cell.leases.size + (before ? 0 : 1);
-    const free = op.cap.limitMicros - cell.spent - others - op.committed;
-    const share = Math.max(0, Math.floor(free / (2 * holders)));
-    let target = Math.max(held, op.committed);
-    let refused = false;
-    if (op.need > 0) {
-      if (free > 0) target = op.committed + Math.max(op.need, Math.min(op.want, share));
-      else {
-        target = op.committed;
-        refused = true;
-      }
-    } else if (op.want >= 0) target = op.committed + Math.min(op.want, share);
+    const { held: target, refused } = capGrant(op, {
+      limitMicros: op.cap.limitMicros,
+      spent: cell.spent,
+      others,
+      holders,
+      held,
+    });
     if (target > 0 || op.committed > 0)
       cell.leases.set(input.member, { amount: target, committed: op.committed, deadline: input.deadlineMs });
     else cell.leases.delete(input.member);
@@ -157,7 +138,7 @@ export class MemoryGuardStore implements GuardStore {
   #expire(cell: CapCell, nowMs: number): void {
     for (const [member, l] of cell.leases) {
       if (l.deadline > nowMs) continue;
-      const counted = Math.min(l.amount, l.committed);
+      const { counted } = expiredLease(l.amount, l.committed);
       cell.leases.delete(member);
       cell.leased -= l.amount;
       cell.spent += counted;

@@ -12,6 +12,9 @@
  *
  * A rate limit is one key: its GCRA theoretical arrival time (µs, Redis TIME). A lease takes units
  * from it ahead of time; units given back move it back.
+ *
+ * lease-grants.ts holds the same arithmetic in TypeScript (the embedded store runs it, and its unit
+ * tests state the bounds): a change to one is a change to both.
  */
 const SHARED = `
 -- A lease past its deadline (its pod is gone) counts what it had committed to requests in flight

@@ -1,5 +1,7 @@
 import { type ProviderAuth, type SnapshotProvider, seal } from '#contract';
-import { DEFAULT_BASE_URLS, DEFAULT_ENDPOINTS, type Provider } from '../resources/provider.ts';
+import type { Provider } from '../resources/provider.ts';
+import { DEFAULT_ENDPOINTS } from '../resources/provider-credentials.ts';
+import { DEFAULT_BASE_URLS } from '../resources/provider-requirements.ts';
 import type { SecretIndex } from './secrets.ts';
 import type { Reason } from './types.ts';
 import type { Verdicts } from './verdicts.ts';

@@ -2,62 +2,23 @@ import { z } from 'zod';
 import { PROVIDER_TYPES, type ProviderType, REQUEST_TYPES } from '#contract';
 import {
   ageColumn,
-  cel,
-  celList,
   conditions,
-  DNS_SUBDOMAIN,
   type KindInfo,
   objectMeta,
   observedGeneration,
   readyColumn,
   reasonColumn,
   requestType,
-  secretKeyRef,
   usd,
   wordList,
 } from './common.ts';
-
-/**
- * Types whose public endpoint is well known; the others must name their baseURL. Regional clouds
- * derive theirs from `region`.
- */
-export const DEFAULT_BASE_URLS: Partial<Record<ProviderType, (region: string) => string>> = {
-  openai: () => 'https://api.openai.com/v1',
-  anthropic: () => 'https://api.anthropic.com',
-  gemini: () => 'https://generativelanguage.googleapis.com',
-  cohere: () => 'https://api.cohere.com',
-  bedrock: (region) => `https://bedrock-runtime.${region}.amazonaws.com`,
-  'vertex-ai': (region) =>
-    region === 'global' ? 'https://aiplatform.googleapis.com' : `https://${region}-aiplatform.googleapis.com`,
-};
-const WITH_DEFAULT_BASE_URL = PROVIDER_TYPES.filter((t) => DEFAULT_BASE_URLS[t] !== undefined);
-const WITHOUT_DEFAULT_BASE_URL = PROVIDER_TYPES.filter((t) => DEFAULT_BASE_URLS[t] === undefined);
-
-/** Types that may run without credentials (self-hosted servers without auth). */
-export const CREDENTIALS_OPTIONAL: readonly ProviderType[] = ['openai-compatible'];
-
-/** Types on a regional cloud: `region` is required. */
-export const REGIONAL: readonly ProviderType[] = ['bedrock', 'vertex-ai'];
-
-/** The cloud endpoints credentials are exchanged at, unless the Provider's `endpoints` override them. */
-export const DEFAULT_ENDPOINTS = {
-  sts: (region: string) => `https://sts.${region}.amazonaws.com`,
-  token: 'https://oauth2.googleapis.com/token',
-  metadata: 'http://metadata.google.internal',
-} as const;
-
-/** Where IRSA (EKS) mounts the pod's web identity token when AWS_WEB_IDENTITY_TOKEN_FILE is unset. */
-export const DEFAULT_WEB_IDENTITY_TOKEN_FILE = '/var/run/secrets/eks.amazonaws.com/serviceaccount/token';
-
-const BASE_URL_REQUIRED = `baseURL is required for ${wordList(WITHOUT_DEFAULT_BASE_URL, 'and')} providers`;
-const CREDENTIALS_REQUIRED = 'credentials are required for this provider type';
-const ONE_CREDENTIAL =
-  'credentials must name exactly one of secretRef, awsAccessKeys, webIdentity, workloadIdentity';
-const BEDROCK_CREDENTIALS = 'bedrock credentials are awsAccessKeys or webIdentity';
-const VERTEX_CREDENTIALS = 'vertex-ai credentials are secretRef (a service-account key) or workloadIdentity';
-const KEY_CREDENTIALS = 'this provider type takes an API key: credentials.secretRef';
-const REGION_REQUIRED = `region is required for ${wordList(REGIONAL, 'and')} providers`;
-const PROJECT_REQUIRED = 'project is required for vertex-ai providers';
+import { credentials } from './provider-credentials.ts';
+import {
+  providerSpecIssues,
+  providerSpecRules,
+  WITH_DEFAULT_BASE_URL,
+  WITHOUT_DEFAULT_BASE_URL,
+} from './provider-requirements.ts';
 
 const httpUrl = (description: string) =>
   z
@@ -65,95 +26,6 @@ const httpUrl = (description: string) =>
     .max(2048)
     .regex(/^https?:\/\/[^\s]+$/, 'must be an http(s) URL')
     .meta({ description });
-
-const secretKeyName = (defaultKey: string, what: string) =>
-  z
-    .string()
-    .min(1)
-    .max(253)
-    .regex(/^[-._a-zA-Z0-9]+$/)
-    .default(defaultKey)
-    .meta({ description: `Key of the ${what} inside the Secret. Defaults to "${defaultKey}".` });
-
-const credentials = z
-  .object({
-    secretRef: secretKeyRef(
-      'provider API key (vertex-ai: the service-account key file, JSON)',
-      'apiKey',
-    ).optional(),
-    awsAccessKeys: z
-      .object({
-        name: z
-          .string()
-          .min(1)
-          .max(253)
-          .regex(DNS_SUBDOMAIN)
-          .meta({ description: 'Name of a Secret in the same namespace.' }),
-        accessKeyIdKey: secretKeyName('accessKeyId', 'access key id'),
-        secretAccessKeyKey: secretKeyName('secretAccessKey', 'secret access key'),
-        sessionTokenKey: secretKeyName('sessionToken', 'session token (used when the Secret has it)'),
-      })
-      .optional()
-      .meta({
-        description: 'bedrock: a Secret holding an AWS access key pair and, optionally, a session token.',
-      }),
-    webIdentity: z
-      .object({
-        roleArn: z
-          .string()
-          .max(2048)
-          .regex(/^arn:[^:\s]+:iam::\d{12}:role\/\S+$/, 'must be an IAM role ARN')
-          .optional()
-          .meta({
-            description: "IAM role to assume. Defaults to the pod's AWS_ROLE_ARN (set by EKS for IRSA).",
-          }),
-        tokenFile: z
-          .string()
-          .max(4096)
-          .regex(/^\//, 'must be an absolute path')
-          .optional()
-          .meta({
-            description: `Projected service-account token file. Defaults to the pod's AWS_WEB_IDENTITY_TOKEN_FILE, else ${DEFAULT_WEB_IDENTITY_TOKEN_FILE}; another file is read only when the gateway runs with SWITCHYARD_CREDENTIAL_ENDPOINT_OVERRIDES=true.`,
-          }),
-        sessionName: z
-          .string()
-          .min(2)
-          .max(64)
-          .regex(/^[\w+=,.@-]+$/)
-          .default('switchyard')
-          .meta({ description: 'Role session name recorded in CloudTrail. Defaults to "switchyard".' }),
-      })
-      .optional()
-      .meta({
-        description:
-          "bedrock: the pod's web identity (EKS IRSA), exchanged for temporary keys with STS AssumeRoleWithWebIdentity and renewed before they expire.",
-      }),
-    workloadIdentity: z
-      .object({
-        serviceAccount: z
-          .string()
-          .min(1)
-          .max(253)
-          .regex(/^[-.@a-zA-Z0-9]+$/)
-          .default('default')
-          .meta({
-            description: 'Service account whose token the metadata server issues. Defaults to "default".',
-          }),
-      })
-      .optional()
-      .meta({
-        description:
-          "vertex-ai: the pod's workload identity (GKE), access tokens from the metadata server, renewed before they expire.",
-      }),
-  })
-  .meta({
-    description: `How the gateway authenticates to the provider; exactly one of the fields. Optional only for ${wordList(CREDENTIALS_OPTIONAL)} servers without auth.`,
-    ...cel({
-      rule: '[has(self.secretRef), has(self.awsAccessKeys), has(self.webIdentity), has(self.workloadIdentity)].exists_one(x, x)',
-      message: ONE_CREDENTIAL,
-    }),
-  });
-export type ProviderCredentials = z.infer<typeof credentials>;
 
 const pricing = z
   .object({
@@ -286,91 +158,10 @@ export const providerSpec = z
   })
   .meta({
     description: 'An upstream AI provider account: protocol, endpoint, credentials, timeouts and models.',
-    ...cel(
-      {
-        rule: `self.type in ${celList(WITH_DEFAULT_BASE_URL)} || has(self.baseURL)`,
-        message: BASE_URL_REQUIRED,
-        fieldPath: '.baseURL',
-      },
-      {
-        rule: `self.type in ${celList(CREDENTIALS_OPTIONAL)} || has(self.credentials)`,
-        message: CREDENTIALS_REQUIRED,
-        fieldPath: '.credentials',
-      },
-      {
-        rule: "self.type != 'bedrock' || !has(self.credentials) || has(self.credentials.awsAccessKeys) || has(self.credentials.webIdentity)",
-        message: BEDROCK_CREDENTIALS,
-        fieldPath: '.credentials',
-      },
-      {
-        rule: "self.type != 'vertex-ai' || !has(self.credentials) || has(self.credentials.secretRef) || has(self.credentials.workloadIdentity)",
-        message: VERTEX_CREDENTIALS,
-        fieldPath: '.credentials',
-      },
-      {
-        rule: "self.type in ['bedrock', 'vertex-ai'] || !has(self.credentials) || has(self.credentials.secretRef)",
-        message: KEY_CREDENTIALS,
-        fieldPath: '.credentials',
-      },
-      {
-        rule: `!(self.type in ${celList(REGIONAL)}) || has(self.region)`,
-        message: REGION_REQUIRED,
-        fieldPath: '.region',
-      },
-      {
-        rule: "self.type != 'vertex-ai' || has(self.project)",
-        message: PROJECT_REQUIRED,
-        fieldPath: '.project',
-      },
-      {
-        rule: 'self.timeouts.firstByteMs <= self.timeouts.totalMs',
-        message: 'timeouts.firstByteMs must not exceed timeouts.totalMs',
-        fieldPath: '.timeouts.firstByteMs',
-      },
-    ),
+    ...providerSpecRules,
   })
   .superRefine((spec, ctx) => {
-    if (!DEFAULT_BASE_URLS[spec.type] && !spec.baseURL)
-      ctx.addIssue({
-        code: 'custom',
-        path: ['baseURL'],
-        message: BASE_URL_REQUIRED,
-      });
-    if (!CREDENTIALS_OPTIONAL.includes(spec.type) && !spec.credentials)
-      ctx.addIssue({
-        code: 'custom',
-        path: ['credentials'],
-        message: CREDENTIALS_REQUIRED,
-      });
-    const c = spec.credentials;
-    if (c) {
-      const set = [c.secretRef, c.awsAccessKeys, c.webIdentity, c.workloadIdentity].filter(Boolean).length;
-      const problem =
-        set !== 1
-          ? ONE_CREDENTIAL
-          : spec.type === 'bedrock'
-            ? c.awsAccessKeys || c.webIdentity
-              ? undefined
-              : BEDROCK_CREDENTIALS
-            : spec.type === 'vertex-ai'
-              ? c.secretRef || c.workloadIdentity
-                ? undefined
-                : VERTEX_CREDENTIALS
-              : c.secretRef
-                ? undefined
-                : KEY_CREDENTIALS;
-      if (problem) ctx.addIssue({ code: 'custom', path: ['credentials'], message: problem });
-    }
-    if (REGIONAL.includes(spec.type) && !spec.region)
-      ctx.addIssue({ code: 'custom', path: ['region'], message: REGION_REQUIRED });
-    if (spec.type === 'vertex-ai' && !spec.project)
-      ctx.addIssue({ code: 'custom', path: ['project'], message: PROJECT_REQUIRED });
-    if (spec.timeouts.firstByteMs > spec.timeouts.totalMs)
-      ctx.addIssue({
-        code: 'custom',
-        path: ['timeouts', 'firstByteMs'],
-        message: 'timeouts.firstByteMs must not exceed timeouts.totalMs',
-      });
+    for (const issue of providerSpecIssues(spec)) ctx.addIssue({ code: 'custom', ...issue });
   });
 
 export const providerStatus = z
