@@ -130,6 +130,22 @@ describe('upstream http', () => {
     expect(Date.now() - started).toBeLessThan(900);
   });
 
+  it('headers in before the first-byte timeout: the total deadline still ends a stalled body', async () => {
+    const started = Date.now();
+    const err = await failure(get('/slow-body', target({ firstByteMs: 100, totalMs: 300 })));
+    expect(err.code).toBe('UPSTREAM_TIMEOUT');
+    expect(err.message).toBe('upstream did not complete within 300ms');
+    expect(Date.now() - started).toBeGreaterThanOrEqual(250);
+    expect(Date.now() - started).toBeLessThan(900);
+  });
+
+  it('the nearer of the two timeouts is the one reported', async () => {
+    const firstByte = await failure(get('/hang', target({ firstByteMs: 100, totalMs: 5000 })));
+    expect(firstByte.message).toBe('upstream sent no response headers within 100ms');
+    const total = await failure(get('/hang', target({ firstByteMs: 2000, totalMs: 100 })));
+    expect(total.message).toBe('upstream did not complete within 100ms');
+  });
+
   it('client abort → UPSTREAM_ABORTED, not retryable', async () => {
     const ac = new AbortController();
     setTimeout(() => ac.abort(), 50);

@@ -54,29 +54,64 @@ const FIRST_BYTE = 'first-byte';
 /**
  * A total deadline and a first-byte timeout combined with the caller's signal; whichever fires first
  * aborts the upstream call it is bound to. Releasable as soon as the response has been consumed.
+ *
+ * One timer serves both: it is set for the nearer of the two, and when the first-byte one passes
+ * with the headers in, it is set again for what is left of the total. A call whose headers arrive in
+ * time (nearly all) thus costs one timer, set once and cleared once. undici's own headersTimeout runs
+ * on a coarse (~0.5–1 s) timer wheel, too coarse for sub-second first-byte budgets, so it is only a
+ * backstop.
  */
 export class Deadline {
   reason: typeof CLIENT_ABORT | typeof DEADLINE | typeof FIRST_BYTE | undefined;
   private timer: NodeJS.Timeout | undefined;
-  private firstByteTimer: NodeJS.Timeout | undefined;
+  /** When the total deadline passes (performance.now() clock); Infinity for none. */
+  private readonly totalAt: number;
+  private readonly totalMs: number;
+  private readonly firstByteMs: number;
+  /** Whether the timer that runs stands for the first-byte timeout rather than the total. */
+  private timingFirstByte = false;
+  private headersIn = false;
   private readonly clientSignal: AbortSignal;
   private call: UpstreamCall | undefined;
   private error: Error | undefined;
   private readonly onClientAbort = (): void => {
     this.fire(CLIENT_ABORT, new UpstreamError('client aborted the request', abortedInit()));
   };
+  private readonly onTimer = (): void => {
+    this.timer = undefined;
+    if (this.timingFirstByte) {
+      this.timingFirstByte = false;
+      if (!this.headersIn) {
+        this.fire(FIRST_BYTE, timeoutError(`upstream sent no response headers within ${this.firstByteMs}ms`));
+        return;
+      }
+      const left = this.totalAt - performance.now();
+      if (left > 0) {
+        if (Number.isFinite(left)) this.timer = setTimeout(this.onTimer, left);
+        return;
+      }
+    }
+    this.fire(DEADLINE, timeoutError(`upstream did not complete within ${this.totalMs}ms`));
+  };
 
-  constructor(clientSignal: AbortSignal, totalMs: number) {
+  /** `firstByteMs`: aborts unless headersArrived() is called within it (0 or Infinity for none). */
+  constructor(clientSignal: AbortSignal, totalMs: number, firstByteMs = 0) {
     this.clientSignal = clientSignal;
+    this.totalMs = totalMs;
+    this.firstByteMs = firstByteMs;
+    const hasTotal = totalMs > 0 && Number.isFinite(totalMs);
+    this.totalAt = hasTotal ? performance.now() + totalMs : Number.POSITIVE_INFINITY;
     if (clientSignal.aborted) {
       this.onClientAbort();
       return;
     }
     clientSignal.addEventListener('abort', this.onClientAbort, { once: true });
-    if (totalMs > 0 && Number.isFinite(totalMs)) {
-      this.timer = setTimeout(() => {
-        this.fire(DEADLINE, timeoutError(`upstream did not complete within ${totalMs}ms`));
-      }, totalMs);
+    // On a tie the total deadline is the one reported: the answer could not have completed in time anyway.
+    if (firstByteMs > 0 && Number.isFinite(firstByteMs) && !(hasTotal && totalMs <= firstByteMs)) {
+      this.timingFirstByte = true;
+      this.timer = setTimeout(this.onTimer, firstByteMs);
+    } else if (hasTotal) {
+      this.timer = setTimeout(this.onTimer, totalMs);
     }
   }
 
@@ -93,27 +128,14 @@ export class Deadline {
     if (this.error !== undefined) call.abort(this.error);
   }
 
-  /**
-   * Aborts unless headersArrived() is called within `ms`. undici's own headersTimeout runs on a
-   * coarse (~0.5–1 s) timer wheel, too coarse for sub-second first-byte budgets, so it is only a backstop.
-   */
-  armFirstByte(ms: number): void {
-    if (!(ms > 0) || !Number.isFinite(ms) || this.reason !== undefined) return;
-    this.firstByteTimer = setTimeout(() => {
-      this.fire(FIRST_BYTE, timeoutError(`upstream sent no response headers within ${ms}ms`));
-    }, ms);
-  }
-
+  /** Stops the first-byte timeout; the total deadline keeps running. */
   headersArrived(): void {
-    if (this.firstByteTimer !== undefined) {
-      clearTimeout(this.firstByteTimer);
-      this.firstByteTimer = undefined;
-    }
+    this.headersIn = true;
   }
 
-  /** Releases the timers and the listener on the client's signal. Idempotent. */
+  /** Releases the timer and the listener on the client's signal. Idempotent. */
   done(): void {
-    this.headersArrived();
+    this.headersIn = true;
     if (this.timer !== undefined) {
       clearTimeout(this.timer);
       this.timer = undefined;
@@ -215,13 +237,12 @@ export interface UpstreamResponse {
  */
 export async function send(opts: SendOptions): Promise<UpstreamResponse> {
   const { timeouts } = opts.target;
-  const deadline = new Deadline(opts.signal, timeouts.totalMs);
+  const deadline = new Deadline(opts.signal, timeouts.totalMs, timeouts.firstByteMs);
   if (deadline.reason !== undefined) {
     deadline.done();
     throw mapTransportError(undefined, deadline, 'request');
   }
   const { origin, path } = splitUrl(opts.url);
-  deadline.armFirstByte(timeouts.firstByteMs);
   const call = new UpstreamCall();
   deadline.bind(call);
   try {
@@ -232,7 +253,7 @@ export async function send(opts: SendOptions): Promise<UpstreamResponse> {
         // Added after any signing: SigV4 signs the headers it lists, and these are not among them.
         headers: opts.trace ? { ...opts.headers, ...opts.trace } : opts.headers,
         body: opts.body ?? null,
-        // Backstop only (coarse timer); the precise first-byte timeout is armFirstByte above.
+        // Backstop only (coarse timer); the precise first-byte timeout is the Deadline's.
         headersTimeout: timeouts.firstByteMs + 1000,
         // Inactivity between body chunks is bounded by the total deadline instead: streaming
         // reasoning models can legitimately pause for a long time between chunks.
