@@ -1,0 +1,17 @@
+# The web console (console/): a static bundle the gateway serves from dist/console at /console/.
+CONSOLE_SOURCES := $(shell find console -type f -not -name '*.gz' 2>/dev/null)
+
+dist/console/index.html: $(CONSOLE_SOURCES) package-lock.json | deps
+	vite build -c console/vite.config.ts
+
+.PHONY: console
+console: dist/console/index.html
+
+# `make run` serves it; the browser suite (test/console/browser.test.ts) opens it.
+run: console
+test-prereqs: console
+typecheck: console-typecheck
+
+.PHONY: console-typecheck
+console-typecheck: deps
+	tsc -p console/tsconfig.json --noEmit
