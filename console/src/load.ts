@@ -5,19 +5,22 @@ export type Loaded<T> =
   | { state: 'error'; message: string }
   | { state: 'done'; data: T };
 
-/** Runs `load` whenever `key` changes; an answer for an older key is dropped. */
+/** Runs `load` whenever `key` changes; what was loaded for an older key is never shown for this one. */
 export function useLoad<T>(key: string, load: () => Promise<T>): Loaded<T> {
-  const [result, setResult] = useState<Loaded<T>>({ state: 'loading' });
+  const [result, setResult] = useState<{ key: string; loaded: Loaded<T> }>({
+    key,
+    loaded: { state: 'loading' },
+  });
   useEffect(() => {
     let live = true;
-    setResult({ state: 'loading' });
     load().then(
-      (data) => live && setResult({ state: 'done', data }),
-      (err: unknown) => live && setResult({ state: 'error', message: (err as Error).message }),
+      (data) => live && setResult({ key, loaded: { state: 'done', data } }),
+      (err: unknown) =>
+        live && setResult({ key, loaded: { state: 'error', message: (err as Error).message } }),
     );
     return () => {
       live = false;
     };
   }, [key]);
-  return result;
+  return result.key === key ? result.loaded : { state: 'loading' };
 }
