@@ -15,14 +15,8 @@ import { FolderConsoleBackend } from '#gateway/console/index';
 import { type RunningGateway, startGateway } from '../harness/gateway.ts';
 import { API_KEY, baseConfig, NO_AI_SCOPE_KEY, PROJECT, PROJECT_ID, workflow } from '../harness/manifests.ts';
 import { type Simulator, startSimulator } from '../simulator/index.ts';
-import {
-  accessibilityProblems,
-  CONSOLE_DIR,
-  ensureBundle,
-  launch,
-  openPage,
-  type Watched,
-} from './browser.ts';
+import { accessibilityProblems, launch, openPage, type Watched } from './browser.ts';
+import { CONSOLE_DIR, ensureBundle } from './bundle.ts';
 import { root } from './helpers.ts';
 
 const HOSTILE =

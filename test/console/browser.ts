@@ -1,23 +1,9 @@
 /** A real chromium for the console suite: Debian's package, driven by playwright-core (no download). */
-import { execFile } from 'node:child_process';
-import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
-import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
-import { root } from './helpers.ts';
 
-export const CONSOLE_DIR = join(root, 'dist/console');
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-
-/** `make test` builds the console first; a suite run on its own builds it when it is missing. */
-export async function ensureBundle(): Promise<void> {
-  if (existsSync(join(CONSOLE_DIR, 'index.html'))) return;
-  await promisify(execFile)(join(root, 'node_modules/.bin/vite'), ['build', '-c', 'console/vite.config.ts'], {
-    cwd: root,
-  });
-}
 
 export function launch(): Promise<Browser> {
   return chromium.launch({
