@@ -324,8 +324,13 @@ describe('console in a browser', () => {
     expect(redirect.headers.get('content-security-policy')).toContain("default-src 'self'");
   });
 
-  it('limits sign-in attempts per client address', async () => {
+  it.each([
+    ['memory', undefined],
+    // Database 1: a counter of its own, apart from the sign-ins of the suite above.
+    ['Redis', () => `${redis.url}/1`],
+  ] as const)('limits sign-in attempts per client address (%s)', async (_name, url) => {
     const limited = await startGateway(manifests(sim.url), {
+      redisUrl: url?.(),
       consoleWeb: { dir: CONSOLE_DIR, limits: { attempts: 5 } },
     });
     const statuses: number[] = [];

@@ -96,13 +96,13 @@ export class RedisConsoleSessionStore implements ConsoleSessionStore {
   }
 
   async hit(key: string, windowMs: number): Promise<number> {
-    // A fixed window: the first hit sets the expiry (NX), later hits only count.
-    const [[, count] = [], ,] =
-      (await this.#redis
-        .multi()
-        .incr(PREFIX + key)
-        .pexpire(PREFIX + key, windowMs, 'NX')
-        .exec()) ?? [];
-    return Number(count ?? 0);
+    // A fixed window: the first hit of a window creates the counter with its expiry (SET NX), INCR
+    // keeps that expiry (works on every Redis version, unlike PEXPIRE NX).
+    const replies = await this.#redis
+      .multi()
+      .set(PREFIX + key, '0', 'PX', windowMs, 'NX')
+      .incr(PREFIX + key)
+      .exec();
+    return Number(replies?.[1]?.[1] ?? 0);
   }
 }
