@@ -235,6 +235,41 @@ describe('console in a browser', () => {
     await clean(w);
   });
 
+  it('works from the keyboard alone: sign in, open the logs, open an entry', async () => {
+    const w = await openPage(browser);
+    opened.push(w);
+    const { page } = w;
+    /** Presses Tab until the focused element matches `selector` (a bounded number of times). */
+    const tabTo = async (selector: string) => {
+      for (let i = 0; i < 40; i++) {
+        await page.keyboard.press('Tab');
+        if (
+          await page.evaluate<boolean>(
+            `document.activeElement?.matches(${JSON.stringify(selector)}) === true`,
+          )
+        )
+          return;
+      }
+      throw new Error(`Tab never reached ${selector}`);
+    };
+    await page.goto(`${gw.url}/console/`);
+    await page.getByLabel('API key').waitFor();
+    await tabTo('#key');
+    await page.keyboard.type(NO_AI_SCOPE_KEY);
+    await page.keyboard.press('Enter');
+    await page.getByRole('heading', { name: 'Workflows' }).waitFor();
+    await tabTo('header nav a:nth-child(2)');
+    await page.keyboard.press('Enter');
+    await page.getByRole('heading', { name: 'Request logs' }).waitFor();
+    await page.locator('main tbody a').first().waitFor();
+    // The list carries no bodies: the hostile request body is nowhere on it.
+    expect(await page.locator('main').textContent()).not.toContain('__pwned');
+    await tabTo('main tbody a');
+    await page.keyboard.press('Enter');
+    await page.getByRole('heading', { name: /^Request / }).waitFor();
+    await clean(w);
+  });
+
   it('refuses a write through the session without the CSRF token or from another origin', async () => {
     const w = await signedIn();
     const answers = await w.page.evaluate(async (projectId) => {
