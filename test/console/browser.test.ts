@@ -217,6 +217,7 @@ describe('console in a browser', () => {
     expect(await attempts.count()).toBe(2);
     expect(await attempts.nth(0).textContent()).toContain('fail-503');
     expect(await attempts.nth(1).textContent()).toContain('claude-haiku-4-5');
+    expect(await w.page.locator('svg.waterfall rect').count()).toBe(2);
     // A permalink: the same view from a fresh load of the URL.
     const permalink = w.page.url();
     await w.page.goto('about:blank');

@@ -2,7 +2,37 @@ import { api } from '../api.ts';
 import { useLoad } from '../load.ts';
 import { href } from '../route.ts';
 import { Badge, Fields, Heading, Pending, text } from '../ui.tsx';
-import type { LogPage } from './Logs.tsx';
+import type { LogEntry, LogPage } from './Logs.tsx';
+
+/**
+ * The attempts as a waterfall: failover tries slots one after another, so each bar starts where
+ * the previous one ended (the gaps between attempts are not recorded). SVG attributes, not inline
+ * styles, so the page's CSP holds; hidden from screen readers, which read the list below.
+ */
+function Waterfall({ attempts }: { attempts: LogEntry['attempts'] }) {
+  const total = attempts.reduce((sum, a) => sum + (a.duration_ms ?? 0), 0);
+  if (total <= 0) return null;
+  let at = 0;
+  return (
+    <svg class="waterfall" width="100%" height={attempts.length * 18} aria-hidden="true">
+      {attempts.map((a, i) => {
+        const x = (at / total) * 100;
+        const width = Math.max(0.5, ((a.duration_ms ?? 0) / total) * 100);
+        at += a.duration_ms ?? 0;
+        return (
+          <rect
+            key={`w${i}`}
+            class={`bar bar-${a.status}`}
+            x={`${x}%`}
+            y={i * 18 + 3}
+            width={`${width}%`}
+            height={12}
+          />
+        );
+      })}
+    </svg>
+  );
+}
 
 const SUMMARY = [
   'time',
@@ -65,15 +95,18 @@ export function LogEntryPage({ id, t }: { id: string; t: string | null }) {
             {e.attempts.length === 0 ? (
               <p>No upstream attempt (answered by the gateway).</p>
             ) : (
-              <ol class="attempts">
-                {e.attempts.map((a, i) => (
-                  <li key={`a${i}`}>
-                    <Badge value={a.status} /> <strong>{a.provider}</strong> / {a.model}
-                    {a.duration_ms !== undefined && <> · {Math.round(a.duration_ms)} ms</>}
-                    {a.reason && <div class="reason">{text(a.reason.message)}</div>}
-                  </li>
-                ))}
-              </ol>
+              <>
+                <Waterfall attempts={e.attempts} />
+                <ol class="attempts">
+                  {e.attempts.map((a, i) => (
+                    <li key={`a${i}`}>
+                      <Badge value={a.status} /> <strong>{a.provider}</strong> / {a.model}
+                      {a.duration_ms !== undefined && <> · {Math.round(a.duration_ms)} ms</>}
+                      {a.reason && <div class="reason">{text(a.reason.message)}</div>}
+                    </li>
+                  ))}
+                </ol>
+              </>
             )}
             <h2>Summary</h2>
             <Fields rows={SUMMARY.filter((k) => e[k] !== undefined).map((k) => [k, e[k]])} />
