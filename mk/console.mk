@@ -7,9 +7,14 @@ dist/console/index.html: $(CONSOLE_SOURCES) package-lock.json | deps
 .PHONY: console
 console: dist/console/index.html
 
-# `make run` serves it; the browser suite (test/console/browser.test.ts) opens it.
+# `make run` serves it; the browser suite (test/console/browser.test.ts) opens it in Debian's
+# chromium (no browser download), installed here when missing as the other suites' tools are.
 run: console
-test-prereqs: console
+test-prereqs: console console-browser
+
+.PHONY: console-browser
+console-browser:
+	@test -x /usr/bin/chromium || { apt-get update && apt-get install -y chromium fonts-liberation; }
 typecheck: console-typecheck
 
 .PHONY: console-typecheck
