@@ -24,9 +24,13 @@ COPY contract contract
 COPY gateway/src gateway/src
 COPY operator/src operator/src
 COPY embedded embedded
+COPY console console
+# The web console's static files go to dist/console, where the gateway serves them from (with
+# SWITCHYARD_CONSOLE=kubernetes, the chart's console.enabled).
 RUN ./node_modules/.bin/tsc -p tsconfig.build.json \
  && node --disable-warning=ExperimentalWarning scripts/dist-package.ts \
- && node --disable-warning=ExperimentalWarning scripts/bundle-pods.ts
+ && node --disable-warning=ExperimentalWarning scripts/bundle-pods.ts \
+ && ./node_modules/.bin/vite build -c console/vite.config.ts
 
 # --- production dependencies only, installed from the same lock ---
 FROM ${NODE_IMAGE} AS deps

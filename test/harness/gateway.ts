@@ -24,7 +24,8 @@ export interface RunningGateway {
  * Starts a real gateway (both ports, real sockets) on free ports from Kubernetes manifests, through
  * the same loader and compiler embedded mode uses.
  */
-export interface StartOptions extends Pick<GatewayOptions, 'state' | 'now' | 'async' | 'http' | 'tracing'> {
+export interface StartOptions
+  extends Pick<GatewayOptions, 'state' | 'now' | 'async' | 'http' | 'tracing' | 'console' | 'consoleWeb'> {
   /** Keep runtime state on this Redis (and wait until it is connected); in memory when unset. */
   redisUrl?: string | undefined;
 }

@@ -3,6 +3,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } 
 import type { Logger } from 'pino';
 import type { AsyncJobs } from '../async/jobs.ts';
 import { authenticate, credentialOf, requireScope } from '../auth/authenticate.ts';
+import type { CookieAuthenticator } from '../auth/session.ts';
 import type { ConsoleBackend } from '../console/backend.ts';
 import { consoleRoutes } from '../console/routes.ts';
 import { GatewayError } from '../errors/index.ts';
@@ -50,6 +51,8 @@ export interface GatewayAppOptions {
   now: () => number;
   /** Where the console API writes workflows; the console routes answer 503 without one. */
   console?: ConsoleBackend | undefined;
+  /** The web console: its routes, and its session cookie as the alternative to a key on console routes. */
+  consoleWeb?: { sessions: CookieAuthenticator; register(app: FastifyInstance): void } | undefined;
   /** Receive timeouts, connection cap, JSON depth, trusted proxies: over the environment's (tests). */
   http?: Partial<HttpLimits> | undefined;
   /** A server span per request (a no-op when tracing is off). */
@@ -116,7 +119,21 @@ export function buildGatewayApp(opts: GatewayAppOptions): FastifyInstance {
         retryAfterSeconds: 1,
       });
     const messages = req.routeOptions.config?.surface === 'messages';
-    const auth = authenticate(credentialOf(req.headers, messages), runtime, now());
+    const credential = credentialOf(req.headers, messages);
+    const viaSession =
+      credential === undefined && scope === 'console'
+        ? opts.consoleWeb?.sessions.authenticate(req, runtime, now())
+        : undefined;
+    if (viaSession) {
+      viaSession
+        .then((auth) => {
+          req.auth = auth;
+          requireScope(auth, scope);
+        })
+        .then(() => done(), done);
+      return;
+    }
+    const auth = authenticate(credential, runtime, now());
     req.auth = auth;
     requireScope(auth, scope);
     done();
@@ -153,5 +170,6 @@ export function buildGatewayApp(opts: GatewayAppOptions): FastifyInstance {
     );
   }
   consoleRoutes(app, opts.console);
+  opts.consoleWeb?.register(app);
   return app;
 }

@@ -1,0 +1,80 @@
+import { render } from 'preact';
+import { useEffect, useState } from 'preact/hooks';
+import { loadSession, type Session, signIn, signOut } from './api.ts';
+import { LogEntryPage } from './pages/LogEntry.tsx';
+import { Logs } from './pages/Logs.tsx';
+import { SignIn } from './pages/SignIn.tsx';
+import { WorkflowDetail, Workflows } from './pages/Workflows.tsx';
+import { href, type Route, replaceRoute, useRoute } from './route.ts';
+import { ThemeToggle } from './theme.tsx';
+
+function Page({ route, session }: { route: Route; session: Session }) {
+  const [section, id] = route.path;
+  if (section === 'workflows' && id) return <WorkflowDetail key={id} session={session} name={id} />;
+  if (section === 'logs' && id) return <LogEntryPage key={id} id={id} t={route.query.get('t')} />;
+  if (section === 'logs') return <Logs route={route} />;
+  return <Workflows session={session} />;
+}
+
+function App() {
+  const route = useRoute();
+  const [session, setSession] = useState<Session | null | undefined>(undefined);
+  const [notice, setNotice] = useState<string | undefined>();
+
+  useEffect(() => {
+    const [section, token] = route.path;
+    if (section === 'link' && token) {
+      // The link is spent on first use: take it out of the address bar and the history at once.
+      replaceRoute(href(['workflows']));
+      signIn({ link: token }).then(setSession, (err: Error) => {
+        setNotice(err.message);
+        setSession(null);
+      });
+      return;
+    }
+    loadSession().then(setSession, () => setSession(null));
+  }, []);
+
+  if (session === undefined) return <p aria-live="polite">Loading…</p>;
+  const section = route.path[0] ?? 'workflows';
+  return (
+    <>
+      <button type="button" class="skip" onClick={skipToMain}>
+        Skip to content
+      </button>
+      <header>
+        <span class="brand">Switchyard</span>
+        {session && (
+          <nav aria-label="Console">
+            <a href={href(['workflows'])} aria-current={section === 'workflows' ? 'page' : undefined}>
+              Workflows
+            </a>
+            <a href={href(['logs'])} aria-current={section === 'logs' ? 'page' : undefined}>
+              Request logs
+            </a>
+          </nav>
+        )}
+        <span class="spacer" />
+        {session && <span class="who">{session.project_id}</span>}
+        <ThemeToggle />
+        {session && (
+          <button type="button" onClick={() => signOut().finally(() => setSession(null))}>
+            Sign out
+          </button>
+        )}
+      </header>
+      {session ? (
+        <Page route={route} session={session} />
+      ) : (
+        <SignIn onSignedIn={setSession} notice={notice} />
+      )}
+    </>
+  );
+}
+
+/** The skip link moves focus, not the hash (the hash is the router's). */
+function skipToMain() {
+  document.querySelector<HTMLElement>('#main h1')?.focus();
+}
+
+render(<App />, document.getElementById('app')!);

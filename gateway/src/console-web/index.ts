@@ -1,0 +1,85 @@
+import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
+import type { SnapshotStore } from '../snapshot/store.ts';
+import { ConsoleSessions, type SessionLimits } from './sessions.ts';
+import type { ConsoleSessionStore } from './store.ts';
+
+export { bundleReady } from './static.ts';
+export { MemoryConsoleSessionStore, RedisConsoleSessionStore } from './store.ts';
+export type { ConsoleSessionStore };
+
+/** Where the console's built pages are and where the gateway is mounted. */
+export interface ConsoleWebOptions {
+  /** The build's output (`make console`): index.html and assets/. */
+  dir: string;
+  /** The path prefix the browser sees the gateway under; X-Forwarded-Prefix decides when unset. */
+  basePath?: string | undefined;
+  limits?: Partial<SessionLimits> | undefined;
+}
+
+export const consoleWebEnv = z.object({
+  SWITCHYARD_CONSOLE_DIR: z.string().min(1).default('dist/console'),
+  SWITCHYARD_CONSOLE_BASE_PATH: z
+    .string()
+    .regex(/^(\/[A-Za-z0-9._~-]+)*$/, 'must be empty or a path like /switchyard, without a trailing slash')
+    .optional(),
+});
+
+/** The console's settings from the environment (the caller decides whether the console is on). */
+export function consoleWebFromEnv(env: NodeJS.ProcessEnv = process.env): ConsoleWebOptions {
+  const e = consoleWebEnv.parse(env);
+  return { dir: e.SWITCHYARD_CONSOLE_DIR, basePath: e.SWITCHYARD_CONSOLE_BASE_PATH };
+}
+
+/**
+ * The web console: its sessions (the cookie alternative app.ts asks on console routes) and its
+ * routes, whose module is imported only when the app registers them, so a gateway without the
+ * console loads none of it.
+ */
+export class ConsoleWeb {
+  readonly sessions: ConsoleSessions;
+  readonly #opts: ConsoleWebOptions;
+  readonly #snapshots: SnapshotStore;
+  readonly #now: () => number;
+
+  constructor(
+    store: ConsoleSessionStore,
+    snapshots: SnapshotStore,
+    now: () => number,
+    opts: ConsoleWebOptions,
+  ) {
+    this.sessions = new ConsoleSessions(store, opts.limits);
+    this.#opts = opts;
+    this.#snapshots = snapshots;
+    this.#now = now;
+  }
+
+  register(app: FastifyInstance): void {
+    void app.register(
+      async (scoped) => {
+        const { consoleWebRoutes } = await import('./routes.ts');
+        await consoleWebRoutes(scoped, {
+          dir: this.#opts.dir,
+          basePath: this.#opts.basePath,
+          sessions: this.sessions,
+          snapshots: this.#snapshots,
+          now: this.#now,
+        });
+      },
+      { prefix: '/console' },
+    );
+  }
+
+  /**
+   * A one-time sign-in link's token for the first key with the console scope (embedded mode prints
+   * it): the browser that opens the link is signed in, and the link is spent.
+   */
+  async oneTimeLink(ttlMs = 24 * 3_600_000): Promise<string | undefined> {
+    const rt = this.#snapshots.current;
+    if (!rt) return undefined;
+    for (const [keyHash, key] of rt.keys)
+      if (key.scopes.includes('console') && key.notAfterMs > this.#now())
+        return this.sessions.issueLink({ keyHash, projectId: key.projectId }, ttlMs);
+    return undefined;
+  }
+}
