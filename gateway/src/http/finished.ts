@@ -3,6 +3,13 @@ import { type Finished, finalResult } from '../pipeline/finished.ts';
 import type { StreamEnd } from '../pipeline/result.ts';
 import { NO_TRACE } from '../tracing/off.ts';
 
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** What a route adds to its request-log entry's details (e.g. the hosted tools it omitted). */
+    logDetails?: Record<string, unknown> | undefined;
+  }
+}
+
 /** An HTTP request as the one settle sees it: the transport's facts plus what the pipeline established. */
 export function finishedOf(
   req: FastifyRequest,
@@ -31,6 +38,7 @@ export function finishedOf(
     stream: progress?.stream ?? false,
     channelId: req.logAs?.channelId,
     body: req.body,
+    ...(req.logDetails ? { details: req.logDetails } : {}),
     trace: req.trace ?? NO_TRACE,
   };
 }
