@@ -22,7 +22,8 @@ beforeAll(async () => {
   sim = await startSimulator();
   gw = await startGateway([
     ...baseConfig(sim.url),
-    workflow('coder', { provider: 'oai', model: 'gpt-4o-mini' }),
+    // As examples/ has it: Codex's hosted tools (web_search, ...) are omitted, not refused.
+    workflow('coder', { provider: 'oai', model: 'gpt-4o-mini', hostedTools: { default: 'omit' } }),
     workflow('claude-coder', { provider: 'claude', model: 'claude-haiku-4-5' }),
   ]);
   home = await mkdtemp(join(tmpdir(), 'switchyard-clis-'));
@@ -41,14 +42,14 @@ describe('Codex CLI over the Responses surface', () => {
       import('node:fs/promises').then((fs) => fs.mkdir(codexHome, { recursive: true })),
       import('node:fs/promises').then((fs) => fs.mkdir(work, { recursive: true })),
     ]);
-    // Only function tools: Codex's hosted web_search and subagent tools have no gateway equivalent.
+    // The README's provider entry and nothing else but telemetry and the update check off: Codex's
+    // default tools (its namespaces, custom apply_patch, hosted web_search) all reach the gateway.
     await writeFile(
       join(codexHome, 'config.toml'),
       [
         'model = "coder"',
         'model_provider = "switchyard"',
         'check_for_update_on_startup = false',
-        'web_search = "disabled"',
         '',
         '[model_providers.switchyard]',
         'name = "Switchyard"',
@@ -58,32 +59,47 @@ describe('Codex CLI over the Responses surface', () => {
         '',
         '[analytics]',
         'enabled = false',
-        '',
-        '[agents]',
-        'enabled = false',
-        '',
-        '[features]',
-        'goals = false',
       ].join('\n'),
     );
+    // The model's first answer calls Codex's shell tool on a file only the tool can read; its output
+    // must come back to the model in the next request.
+    await writeFile(join(work, 'marker.txt'), 'switchyard-tool-marker-7f3a\n');
     sim.clearRequests();
+    sim.addFault({
+      match: { provider: 'openai' },
+      times: 1,
+      toolCall: { name: 'exec_command', args: { cmd: 'cat marker.txt' } },
+    });
     const r = await runCli(
       codexBin,
-      ['exec', '--skip-git-repo-check', '--sandbox', 'read-only', 'Say hello'],
+      ['exec', '--skip-git-repo-check', '--sandbox', 'read-only', 'Show me marker.txt'],
       { HOME: home, CODEX_HOME: codexHome, SWITCHYARD_API_KEY: API_KEY },
       work,
     );
     expect(r.code, r.stderr + r.stdout).toBe(0);
     expect(r.stdout).toContain('Simulated openai/gpt-4o-mini');
-    const first = sim.requests()[0]!;
-    const body = first.body as { stream?: boolean; tools?: unknown[]; messages: unknown[] };
-    const size = JSON.stringify(body).length;
+    const calls = sim.requests().filter((q) => q.provider === 'openai');
+    const first = calls[0]!;
+    const body = first.body as {
+      stream?: boolean;
+      tools?: { function: { name: string; parameters?: unknown } }[];
+    };
+    const names = (body.tools ?? []).map((t) => t.function.name);
     console.log(
-      `codex exec: ${sim.requests().length} provider calls, first upstream body ${size} bytes, ${body.tools?.length} tools`,
+      `codex exec: ${calls.length} provider calls, first upstream body ${JSON.stringify(body).length} bytes, ` +
+        `${names.length} tools: ${names.join(' ')}`,
     );
-    expect(first.provider).toBe('openai');
     expect(body.stream).toBe(true);
-    expect(body.tools?.length).toBeGreaterThanOrEqual(4);
+    expect(names).toContain('exec_command');
+    // Codex's namespaced tools are offered flat; its hosted web_search is omitted, not sent.
+    expect(names.filter((n) => n.startsWith('multi_agent_v1__')).length).toBeGreaterThan(0);
+    expect(names.some((n) => /web_search/.test(n))).toBe(false);
+    // The tool ran and its output came back as the tool result of the call the model made.
+    const messages = (
+      calls[1]!.body as { messages: { role: string; content?: unknown; tool_calls?: unknown[] }[] }
+    ).messages;
+    const result = messages.find((m) => m.role === 'tool');
+    expect(JSON.stringify(result?.content)).toContain('switchyard-tool-marker-7f3a');
   }, 180_000);
 });
 
