@@ -58,7 +58,8 @@ export function responsesRoutes(
       auth.project.workflows.get(body.model)?.config.hostedTools,
     );
     if (turn.omittedTools.length > 0) {
-      reply.header(OMITTED_TOOLS_HEADER, turn.omittedTools.join(','));
+      // On the raw response, so a stream's headers (written there directly) carry it too.
+      reply.raw.setHeader(OMITTED_TOOLS_HEADER, turn.omittedTools.join(','));
       req.logDetails = { ...req.logDetails, omitted_tools: turn.omittedTools };
     }
     const echo: ResponseEcho = {

@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningGateway, startGateway } from '../../harness/gateway.ts';
-import { baseConfig, NO_AI_SCOPE_KEY, workflow } from '../../harness/manifests.ts';
+import { API_KEY, baseConfig, NO_AI_SCOPE_KEY, workflow } from '../../harness/manifests.ts';
 import { type Simulator, startSimulator } from '../../simulator/index.ts';
 import { rawJson } from '../compat/helpers.ts';
 
@@ -77,6 +77,20 @@ describe('hosted tools under a workflow policy', () => {
       (e) => e.request_log_id === id,
     );
     expect(entry?.details).toMatchObject({ omitted_tools: ['web_search', 'image_generation'] });
+
+    const streamed = await fetch(`${gw.url}/v1/responses`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${API_KEY}`, 'content-type': 'application/json' },
+      body: JSON.stringify({
+        model: 'coder',
+        input: 'hi',
+        stream: true,
+        tools: [SHELL, { type: 'web_search' }],
+      }),
+    });
+    expect(streamed.status).toBe(200);
+    expect(streamed.headers.get('x-service-omitted-tools')).toBe('web_search');
+    expect(await streamed.text()).toContain('response.completed');
 
     const refused = await rawJson(gw.url, '/v1/responses', {
       body: {
