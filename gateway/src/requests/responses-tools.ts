@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import type { SnapshotWorkflow } from '#contract';
 import { GatewayError } from '../errors/index.ts';
 import type { ToolCall } from '../providers/types.ts';
 import { isObjectSchema } from './common-schema.ts';
@@ -14,11 +15,8 @@ import { asRuleName, checkedToolName } from './tool-name.ts';
  * ToolNames maps the provider-facing names back, so calls come back as the spec shapes them.
  */
 
-export type HostedToolAction = 'refuse' | 'omit';
-export interface HostedToolPolicy {
-  default: HostedToolAction;
-  tools?: Record<string, HostedToolAction> | undefined;
-}
+/** A workflow's `hostedTools`, as the snapshot carries it. */
+export type HostedToolPolicy = NonNullable<SnapshotWorkflow['hostedTools']>;
 /** What a workflow that says nothing gets: every hosted tool refused. */
 export const REFUSE_HOSTED: HostedToolPolicy = { default: 'refuse' };
 
