@@ -317,6 +317,9 @@ describe('hosted tools under the workflow policy', () => {
         translate({ model: 'm', input: 'x', tools: [{ type: 'mcp', server_label: 's' }] }, [], policy),
       ),
     ).toMatchObject({ status: 400, param: 'tools[0].type' });
+    expect(
+      refusal(() => translate({ model: 'm', input: 'x', tools: [{ name: 'no_type' }] }, [], policy)),
+    ).toMatchObject({ status: 400, code: 'invalid_request', param: 'tools[0].type' });
     const onlyHosted = translate(
       { model: 'm', input: 'x', tools: [{ type: 'tool_search' }] },
       [],

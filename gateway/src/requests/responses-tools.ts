@@ -191,7 +191,16 @@ export function responsesTools(
       });
       return;
     }
-    const hosted = typeof type === 'string' && type ? type : String(type);
+    // A tool without a type is malformed, not a hosted tool a policy could omit.
+    if (typeof type !== 'string' || !/^[a-z0-9_]{1,64}$/.test(type))
+      throw new GatewayError(
+        'invalid_request',
+        'Invalid tool: type must be a tool type such as "function".',
+        {
+          param: `${param}.type`,
+        },
+      );
+    const hosted = type;
     const action = policy.tools?.[hosted] ?? policy.default;
     if (action === 'omit') {
       if (!omitted.includes(hosted)) omitted.push(hosted);
