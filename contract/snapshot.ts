@@ -113,6 +113,13 @@ export const SESSION_MEMORY = {
   maxTtlSeconds: 2_592_000,
 } as const;
 
+/** What the Responses surface does with a hosted tool (web_search, mcp, ...) the workflow cannot run. */
+export const HOSTED_TOOL_ACTIONS = ['refuse', 'omit'] as const;
+export const hostedToolPolicy = z.object({
+  default: z.enum(HOSTED_TOOL_ACTIONS),
+  tools: z.record(z.string(), z.enum(HOSTED_TOOL_ACTIONS)).optional(),
+});
+
 export const snapshotWorkflow = z.object({
   name: z.string(),
   /** `<namespace>/<metadata.name>` of the source object, for logs and status. */
@@ -132,6 +139,8 @@ export const snapshotWorkflow = z.object({
   }),
   eventName: z.string().optional(),
   responseCacheTtlSeconds: z.number().int().optional(),
+  /** Absent: every hosted tool is refused. */
+  hostedTools: hostedToolPolicy.optional(),
   testMode: z.boolean(),
   /** Unix seconds; the compatible model object's `created`. */
   createdAt: z.number().int(),

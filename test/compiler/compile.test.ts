@@ -892,6 +892,18 @@ describe('snapshot content', () => {
     });
   });
 
+  it('compiles a hostedTools policy, its default refuse when left out; none is compiled without one', () => {
+    const f = baseFixture();
+    Object.assign(get(f, 'Workflow', 'support').spec, { hostedTools: { tools: { web_search: 'omit' } } });
+    expect(compile(f).snapshot.projects['acme.shop']?.workflows['support']?.hostedTools).toEqual({
+      default: 'refuse',
+      tools: { web_search: 'omit' },
+    });
+    expect(compile(baseFixture()).snapshot.projects['acme.shop']?.workflows['support']).not.toHaveProperty(
+      'hostedTools',
+    );
+  });
+
   it('accepts an openai-compatible provider without credentials (credential null)', () => {
     const f = baseFixture();
     f.objects.push({
@@ -1131,6 +1143,11 @@ describe('snapshot version', () => {
       field: 'Workflow spec.sessionMemory',
       mutate: (f) =>
         void Object.assign(get(f, 'Workflow', 'support').spec, { sessionMemory: { enabled: true } }),
+    },
+    {
+      field: 'Workflow spec.hostedTools',
+      mutate: (f) =>
+        void Object.assign(get(f, 'Workflow', 'support').spec, { hostedTools: { default: 'omit' } }),
     },
     {
       field: 'Workflow spec.eventName',

@@ -309,14 +309,15 @@ describe('Responses refusals', () => {
     expect(refusal(() => translate({ model: 'm', input: 'x', tools: [{ type: 'web_search' }] }))).toEqual({
       code: 'unsupported_parameter',
       status: 400,
-      message: 'The tool type "web_search" is not supported: only function tools are.',
+      message:
+        'The tool type "web_search" is not supported by this workflow: its hostedTools policy refuses it; send function, custom or namespace tools.',
       param: 'tools[0].type',
     });
     expect(refusal(() => translate({ model: 'm', input: [{ type: 'reasoning', summary: [] }] }))).toEqual({
       code: 'unsupported_parameter',
       status: 400,
       message:
-        'The input item type "reasoning" is not supported: send message, function_call or function_call_output items.',
+        'The input item type "reasoning" is not supported: send message, function_call, function_call_output, custom_tool_call, custom_tool_call_output items.',
       param: 'input[0].type',
     });
     const byFile = { role: 'user', content: [{ type: 'input_image', file_id: 'file_1' }] };

@@ -53,6 +53,7 @@ export const faultRuleSchema = z.strictObject({
   promptTokens: count.optional(),
   cachedTokens: count.optional(),
   cacheWriteTokens: count.optional(),
+  toolCall: z.strictObject({ name: z.string().min(1), args: z.record(z.string(), z.unknown()) }).optional(),
 }) satisfies z.ZodType<FaultRule>;
 
 function json(res: ServerResponse, status: number, value: unknown): void {

@@ -18,7 +18,7 @@
  *   interval-N    wait N ms between stream chunks
  *   badcrc        (Bedrock streams) one event-stream frame with a wrong CRC
  */
-import type { FaultRule, ProviderName } from './types.ts';
+import type { FaultRule, ProviderName, ScriptedToolCall } from './types.ts';
 
 export interface ResolvedFault {
   status?: number;
@@ -36,6 +36,7 @@ export interface ResolvedFault {
   promptTokens?: number;
   cachedTokens?: number;
   cacheWriteTokens?: number;
+  toolCall?: ScriptedToolCall;
 }
 
 interface StoredRule {

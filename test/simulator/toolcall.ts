@@ -6,9 +6,12 @@
  *   - "required"/"any"/ANY: call the first tool;
  *   - "auto" (the default): call the first tool, unless the last message is a tool result, in which case the
  *     model answers with text (so agent loops terminate after one round trip).
- * Arguments are fakeFromSchema(<tool's parameter schema>, seed "<tool name>|<last user text>").
+ * Arguments are fakeFromSchema(<tool's parameter schema>, seed "<tool name>|<last user text>"), unless a
+ * fault rule scripts the call (`toolCall`): then, where a tool would be called and the scripted one is
+ * offered and not overridden by a forced choice, that tool is called with the scripted arguments.
  */
 import { fakeFromSchema } from './schema-sample.ts';
+import type { ScriptedToolCall } from './types.ts';
 
 export interface ToolSpec {
   name: string;
@@ -33,9 +36,12 @@ export function planToolCall(
   choice: ToolMode,
   lastIsToolResult: boolean,
   lastUserText: string,
+  scripted?: ScriptedToolCall,
 ): PlannedCall | undefined {
   if (tools.length === 0 || choice.mode === 'none') return undefined;
   if (choice.mode === 'auto' && lastIsToolResult) return undefined;
+  if (scripted && choice.mode !== 'named' && tools.some((t) => t.name === scripted.name))
+    return { name: scripted.name, args: scripted.args, forced: false };
   const tool = choice.mode === 'named' ? tools.find((t) => t.name === choice.name) : tools[0];
   if (!tool) return undefined;
   const schema = tool.schema ?? { type: 'object', properties: {} };

@@ -83,6 +83,13 @@ export interface FaultRule {
   cachedTokens?: number;
   /** Bedrock: report this many of the prompt tokens as written to the prompt cache (`cacheWriteInputTokens`). */
   cacheWriteTokens?: number;
+  /** A scripted tool call: when the model calls a tool (toolcall.ts), it calls `name` with `args`. */
+  toolCall?: ScriptedToolCall;
+}
+
+export interface ScriptedToolCall {
+  name: string;
+  args: Record<string, unknown>;
 }
 
 export interface RecordedRequest {

@@ -21,6 +21,7 @@ export interface WorkflowSpec {
   cacheFields?: string[];
   sessionMemory?: Record<string, unknown>;
   responseCache?: Record<string, unknown>;
+  hostedTools?: Record<string, unknown>;
   testMode?: boolean;
 }
 

@@ -29,6 +29,7 @@ const fields = z
     cacheFields: z.array(z.string()),
     sessionMemory: obj,
     responseCache: obj,
+    hostedTools: obj,
     testMode: z.boolean(),
   })
   .partial()
@@ -142,6 +143,7 @@ export function readWorkflowBody(raw: unknown, pathName?: string): WorkflowBody 
     ...(b.cacheFields !== undefined ? { cacheFields: b.cacheFields } : {}),
     ...(b.sessionMemory !== undefined ? { sessionMemory: b.sessionMemory } : {}),
     ...(b.responseCache !== undefined ? { responseCache: b.responseCache } : {}),
+    ...(b.hostedTools !== undefined ? { hostedTools: b.hostedTools } : {}),
     ...(b.testMode !== undefined ? { testMode: b.testMode } : {}),
   };
   return { name, spec, flatBackups: flat.size > 0 };

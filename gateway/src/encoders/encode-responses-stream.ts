@@ -1,12 +1,13 @@
 import type { StreamEvent, Usage } from '../providers/types.ts';
+import { customInput } from '../requests/responses-tools.ts';
 import { newId } from '../requests/responses-translate.ts';
 import {
   finishedStatus,
-  functionCallItem,
   messageItem,
   type OutputItem,
   type ResponseEcho,
   responseObject,
+  toolCallItem,
 } from './encode-responses.ts';
 
 /** One typed event of a Responses stream: `event: <type>` and the same type in its data. */
@@ -84,10 +85,10 @@ export class ResponsesStreamEncoder {
     for (const tc of ev.tool_calls ?? []) {
       let call = this.#calls.get(tc.index);
       if (!call) {
-        const item = functionCallItem(
-          newId('fc'),
+        const item = toolCallItem(
           { id: tc.id ?? newId('call'), name: tc.name ?? '', arguments: '' },
           'in_progress',
+          this.#echo.toolNames,
         );
         call = { item, outputIndex: this.#output.length, args: '' };
         this.#calls.set(tc.index, call);
@@ -96,6 +97,8 @@ export class ResponsesStreamEncoder {
       }
       if (tc.arguments) {
         call.args += tc.arguments;
+        // A custom tool's input is a field of the provider's JSON arguments: it is sent whole at the end.
+        if (call.item.type === 'custom_tool_call') continue;
         out.push(
           this.#ev('response.function_call_arguments.delta', {
             item_id: call.item.id,
@@ -156,6 +159,15 @@ export class ResponsesStreamEncoder {
       open.push({
         outputIndex: c.outputIndex,
         close: () => {
+          if (c.item.type === 'custom_tool_call') {
+            const input = customInput(c.args);
+            const base = { item_id: c.item.id, output_index: c.outputIndex };
+            if (input) out.push(this.#ev('response.custom_tool_call_input.delta', { ...base, delta: input }));
+            out.push(this.#ev('response.custom_tool_call_input.done', { ...base, input }));
+            Object.assign(c.item, { status, input });
+            out.push(this.#ev('response.output_item.done', { output_index: c.outputIndex, item: c.item }));
+            return;
+          }
           out.push(
             this.#ev('response.function_call_arguments.done', {
               item_id: c.item.id,

@@ -1,5 +1,6 @@
 import type { ChatResult, ToolCall, Usage } from '../providers/types.ts';
 import type { ResponsesBody } from '../requests/responses-schema.ts';
+import { customInput, ToolNames } from '../requests/responses-tools.ts';
 import { newId } from '../requests/responses-translate.ts';
 
 /** What a response object echoes of its request, fixed when the request is parsed. */
@@ -9,6 +10,8 @@ export interface ResponseEcho {
   /** The workflow name. */
   model: string;
   body: ResponsesBody;
+  /** The client's tools behind the provider-facing names its calls come back with. */
+  toolNames?: ToolNames | undefined;
 }
 
 export type OutputItem = Record<string, unknown> & { id: string; type: string };
@@ -21,29 +24,52 @@ export const messageItem = (id: string, text: string, status: 'in_progress' | 'c
   content: status === 'completed' ? [{ type: 'output_text', text, annotations: [], logprobs: [] }] : [],
 });
 
-export const functionCallItem = (
-  id: string,
+/**
+ * A provider's tool call as the item the client's tool asks for: a custom_tool_call with its `input`
+ * for a custom tool, a function_call otherwise; either with the `namespace` of a namespaced tool.
+ */
+export function toolCallItem(
   call: { id: string; name: string; arguments: string },
   status: 'in_progress' | 'completed',
-): OutputItem => ({
-  id,
-  type: 'function_call',
-  status,
-  call_id: call.id,
-  name: call.name,
-  arguments: call.arguments,
-});
+  names: ToolNames = new ToolNames(),
+): OutputItem {
+  const ref = names.ref(call.name);
+  const ns = ref.namespace ? { namespace: ref.namespace } : {};
+  if (ref.custom)
+    return {
+      id: newId('ctc'),
+      type: 'custom_tool_call',
+      status,
+      call_id: call.id,
+      ...ns,
+      name: ref.name,
+      input: customInput(call.arguments),
+    };
+  return {
+    id: newId('fc'),
+    type: 'function_call',
+    status,
+    call_id: call.id,
+    ...ns,
+    name: ref.name,
+    arguments: call.arguments,
+  };
+}
 
-/** The output items of a chat result: the text as one message, each tool call as a function_call. */
-export function outputItems(content: string | null, toolCalls: ToolCall[] | undefined): OutputItem[] {
+/** The output items of a chat result: the text as one message, then each tool call's item. */
+export function outputItems(
+  content: string | null,
+  toolCalls: ToolCall[] | undefined,
+  names?: ToolNames,
+): OutputItem[] {
   const out: OutputItem[] = [];
   if (content) out.push(messageItem(newId('msg'), content, 'completed'));
   for (const tc of toolCalls ?? [])
     out.push(
-      functionCallItem(
-        newId('fc'),
+      toolCallItem(
         { id: tc.id, name: tc.function.name, arguments: tc.function.arguments },
         'completed',
+        names,
       ),
     );
   return out;
@@ -116,7 +142,7 @@ export const finishedStatus = (finishReason: string): ResponseStatus =>
 export function answeredResponse(echo: ResponseEcho, result: ChatResult): Record<string, unknown> {
   return responseObject(echo, {
     status: finishedStatus(result.finish_reason),
-    output: outputItems(result.content, result.tool_calls),
+    output: outputItems(result.content, result.tool_calls, echo.toolNames),
     usage: result.usage,
     finishReason: result.finish_reason,
   });

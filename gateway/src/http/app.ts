@@ -91,6 +91,7 @@ export function buildGatewayApp(opts: GatewayAppOptions): FastifyInstance {
   app.decorateRequest('exchange', null);
   app.decorateRequest('refusal', null);
   app.decorateRequest('logAs', null);
+  app.decorateRequest('logDetails', null);
   app.decorateRequest('trace', null);
   installJsonParsers(app, limits.maxJsonDepth);
   installServerLimits(app, limits, metrics);

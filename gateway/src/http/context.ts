@@ -26,6 +26,8 @@ declare module 'fastify' {
     trace: ExchangeTrace | null;
     /** How a route logs its request, when not as a plain `request` of its surface (the callback, a 404). */
     logAs: { type?: RequestLogType; channelId?: string; surface?: HttpSurface } | null;
+    /** What a route adds to its request-log entry's details (e.g. the hosted tools it omitted). */
+    logDetails: Record<string, unknown> | null;
   }
   interface FastifyContextConfig {
     surface?: HttpSurface;

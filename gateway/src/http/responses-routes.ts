@@ -15,6 +15,8 @@ import { compatibleAuth } from './compatible-switch.ts';
 import { serve } from './context.ts';
 
 const DAY_MS = 86_400_000;
+/** Names the hosted tools a workflow's policy left out of the request, so omitting is never silent. */
+export const OMITTED_TOOLS_HEADER = 'x-service-omitted-tools';
 const CHAT_TYPES = ['chat', 'vision'] as const;
 
 const notFound = (id: string, param?: string): GatewayError =>
@@ -53,12 +55,19 @@ export function responsesRoutes(
       body,
       previous && !previous.sessionId ? conversationOf(previous) : [],
       previous?.sessionId,
+      auth.project.workflows.get(body.model)?.config.hostedTools,
     );
+    if (turn.omittedTools.length > 0) {
+      // On the raw response, so a stream's headers (written there directly) carry it too.
+      reply.raw.setHeader(OMITTED_TOOLS_HEADER, turn.omittedTools.join(','));
+      req.logDetails = { ...req.logDetails, omitted_tools: turn.omittedTools };
+    }
     const echo: ResponseEcho = {
       id: newId('resp'),
       createdAt: Math.floor(now() / 1000),
       model: body.model,
       body,
+      toolNames: turn.toolNames,
     };
     let sessionId: string | undefined;
     const stored = async (response: Record<string, unknown>): Promise<void> => {
@@ -68,10 +77,10 @@ export function responsesRoutes(
         workflow: body.model,
         response,
         items: turn.items,
-        conversation: [...turn.conversation, assistantTurn(response.output)] as unknown as Record<
-          string,
-          unknown
-        >[],
+        conversation: [
+          ...turn.conversation,
+          assistantTurn(response.output, turn.toolNames),
+        ] as unknown as Record<string, unknown>[],
         ...(sessionId ? { sessionId } : {}),
       };
       await store.put(projectId, record, auth.project.config.storedResponses.retentionDays * DAY_MS);

@@ -20,6 +20,7 @@ function endingOf(req: FastifyRequest, reply: FastifyReply, aborted: boolean): E
     aborted,
     channelId: req.logAs?.channelId,
     body: req.body,
+    details: req.logDetails ?? undefined,
     trace: req.trace ?? NO_TRACE,
   };
 }

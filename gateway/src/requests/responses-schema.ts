@@ -54,8 +54,19 @@ const functionCallItem = z.object({
   id: z.string().optional(),
   status: z.string().optional(),
   call_id: z.string().min(1).max(256),
-  name: z.string().min(1).max(64),
+  namespace: z.string().min(1).max(128).optional(),
+  name: z.string().min(1).max(128),
   arguments: z.string(),
+});
+
+const customToolCallItem = z.object({
+  type: z.literal('custom_tool_call'),
+  id: z.string().optional(),
+  status: z.string().optional(),
+  call_id: z.string().min(1).max(256),
+  namespace: z.string().min(1).max(128).optional(),
+  name: z.string().min(1).max(128),
+  input: z.string(),
 });
 
 const functionCallOutputItem = z.object({
@@ -66,15 +77,33 @@ const functionCallOutputItem = z.object({
   output: z.union([z.string(), z.array(z.union([inputText, inputImage]))]),
 });
 
-export const ITEM_TYPES = ['message', 'function_call', 'function_call_output'] as const;
+const customToolCallOutputItem = functionCallOutputItem.extend({
+  type: z.literal('custom_tool_call_output'),
+});
+
+export const ITEM_TYPES = [
+  'message',
+  'function_call',
+  'function_call_output',
+  'custom_tool_call',
+  'custom_tool_call_output',
+] as const;
 
 /** The schema of each input item type; items are checked one by one so errors name their place. */
 export const INPUT_ITEMS = {
   message: messageItem,
   function_call: functionCallItem,
   function_call_output: functionCallOutputItem,
+  custom_tool_call: customToolCallItem,
+  custom_tool_call_output: customToolCallOutputItem,
 } as const;
-export const inputItem = z.union([messageItem, functionCallItem, functionCallOutputItem]);
+export const inputItem = z.union([
+  messageItem,
+  functionCallItem,
+  functionCallOutputItem,
+  customToolCallItem,
+  customToolCallOutputItem,
+]);
 export type ResponsesInputItem = z.infer<typeof inputItem>;
 
 const functionTool = z.object({
@@ -88,7 +117,7 @@ export type ResponsesFunctionTool = z.infer<typeof functionTool>;
 
 const toolChoice = z.union([
   z.enum(['auto', 'none', 'required']),
-  z.object({ type: z.literal('function'), name: z.string().min(1) }),
+  z.object({ type: z.enum(['function', 'custom']), name: z.string().min(1) }),
 ]);
 
 const textFormat = z.discriminatedUnion('type', [

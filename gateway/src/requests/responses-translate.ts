@@ -1,18 +1,24 @@
 import { randomHex } from '../domain/ids.ts';
 import { GatewayError } from '../errors/index.ts';
 import type { ChatMessage, ContentPart, ToolCall } from '../providers/types.ts';
-import { isObjectSchema } from './common-schema.ts';
 import type { NativeBody } from './native-schema.ts';
 import { paramRules, refusedWhenSet, refuseParams, unsupported } from './param-rules.ts';
 import {
   INPUT_ITEMS,
+  ITEM_TYPES,
   RESPONSES_REFUSED,
   type ResponsesBody,
   type ResponsesContentPart,
   type ResponsesInputItem,
   responsesBody,
 } from './responses-schema.ts';
-import { checkedToolName } from './tool-name.ts';
+import {
+  callOfItem,
+  type HostedToolPolicy,
+  REFUSE_HOSTED,
+  responsesTools,
+  type ToolNames,
+} from './responses-tools.ts';
 import { invalidRequest } from './zod-error.ts';
 
 /**
@@ -80,6 +86,10 @@ export interface ResponsesTurn {
   items: StoredItem[];
   /** The conversation without instructions (the previous one and this input), for the next turn. */
   conversation: ChatMessage[];
+  /** The provider-facing tool names and the client's tools behind them. */
+  toolNames: ToolNames;
+  /** Hosted tool types the workflow's policy omitted. */
+  omittedTools: string[];
 }
 
 function parseItems(input: ResponsesBody['input']): ResponsesInputItem[] {
@@ -88,15 +98,10 @@ function parseItems(input: ResponsesBody['input']): ResponsesInputItem[] {
     throw new GatewayError('invalid_request', 'input must not be empty.', { param: 'input' });
   return input.map((raw, i) => {
     const type = raw && typeof raw === 'object' ? (raw as { type?: unknown }).type : undefined;
-    if (
-      type !== undefined &&
-      type !== 'message' &&
-      type !== 'function_call' &&
-      type !== 'function_call_output'
-    )
+    if (type !== undefined && !(ITEM_TYPES as readonly unknown[]).includes(type))
       throw unsupported(
         `input[${i}].type`,
-        `The input item type "${String(type)}" is not supported: send message, function_call or function_call_output items.`,
+        `The input item type "${String(type)}" is not supported: send ${ITEM_TYPES.join(', ')} items.`,
       );
     const parsed = INPUT_ITEMS[(type ?? 'message') as keyof typeof INPUT_ITEMS].safeParse(raw);
     if (!parsed.success) {
@@ -176,7 +181,11 @@ function pendingCalls(messages: readonly ChatMessage[]): Map<string, string> {
 }
 
 /** Input items as chat messages; function calls join the assistant message before them. */
-function toMessages(items: ResponsesInputItem[], history: readonly ChatMessage[]): ChatMessage[] {
+function toMessages(
+  items: ResponsesInputItem[],
+  history: readonly ChatMessage[],
+  names: ToolNames,
+): ChatMessage[] {
   const out: ChatMessage[] = [];
   const pending = pendingCalls(history);
   const answered = new Set<string>();
@@ -184,27 +193,23 @@ function toMessages(items: ResponsesInputItem[], history: readonly ChatMessage[]
   let lastWasAssistant = false;
   items.forEach((item, i) => {
     const where = `input[${i}]`;
-    if (item.type === 'function_call') {
-      const call: ToolCall = {
-        id: item.call_id,
-        type: 'function',
-        function: { name: item.name, arguments: item.arguments },
-      };
+    if (item.type === 'function_call' || item.type === 'custom_tool_call') {
+      const call = callOfItem(item, names) as ToolCall;
       const last = out[out.length - 1];
       if (lastWasAssistant && last?.role === 'assistant')
         last.tool_calls = [...(last.tool_calls ?? []), call];
       else out.push({ role: 'assistant', content: null, tool_calls: [call] });
-      pending.set(item.call_id, item.name);
+      pending.set(item.call_id, call.function.name);
       lastWasAssistant = true;
       return;
     }
-    if (item.type === 'function_call_output') {
+    if (item.type === 'function_call_output' || item.type === 'custom_tool_call_output') {
       if (!pending.has(item.call_id))
         throw new GatewayError(
           'invalid_request',
           answered.has(item.call_id)
             ? `The function call "${item.call_id}" already has an output.`
-            : `No function_call with call_id "${item.call_id}" comes before this function_call_output.`,
+            : `No function_call with call_id "${item.call_id}" comes before this ${item.type}.`,
           { param: `${where}.call_id` },
         );
       pending.delete(item.call_id);
@@ -237,10 +242,12 @@ function storedItems(items: ResponsesInputItem[]): StoredItem[] {
   return items.map((item) => {
     if (item.type === 'function_call')
       return { ...item, id: item.id ?? newId('fc'), status: item.status ?? 'completed' };
-    if (item.type === 'function_call_output')
+    if (item.type === 'custom_tool_call')
+      return { ...item, id: item.id ?? newId('ctc'), status: item.status ?? 'completed' };
+    if (item.type === 'function_call_output' || item.type === 'custom_tool_call_output')
       return {
-        type: 'function_call_output',
-        id: item.id ?? newId('fco'),
+        type: item.type,
+        id: item.id ?? newId(item.type === 'function_call_output' ? 'fco' : 'ctco'),
         call_id: item.call_id,
         output: item.output,
         status: item.status ?? 'completed',
@@ -255,47 +262,6 @@ function storedItems(items: ResponsesInputItem[]): StoredItem[] {
       role: item.role,
       status: item.status ?? 'completed',
       content,
-    };
-  });
-}
-
-function tools(raw: unknown[] | null | undefined): NativeBody['tools'] {
-  if (!raw) return undefined;
-  return raw.map((t, i) => {
-    const type = t && typeof t === 'object' ? (t as { type?: unknown }).type : undefined;
-    if (type !== 'function')
-      throw unsupported(
-        `tools[${i}].type`,
-        `The tool type "${String(type)}" is not supported: only function tools are.`,
-      );
-    const {
-      name: rawName,
-      description,
-      parameters,
-      strict,
-    } = t as {
-      name?: unknown;
-      description?: unknown;
-      parameters?: unknown;
-      strict?: unknown;
-    };
-    const name = checkedToolName(rawName, `tools[${i}].name`);
-    if (parameters != null && !isObjectSchema(parameters))
-      throw new GatewayError(
-        'invalid_request',
-        'Invalid tool: parameters must be a JSON schema of type "object".',
-        {
-          param: `tools[${i}].parameters`,
-        },
-      );
-    return {
-      type: 'function' as const,
-      function: {
-        name,
-        ...(typeof description === 'string' ? { description } : {}),
-        ...(parameters ? { parameters: parameters as Record<string, unknown> } : {}),
-        ...(typeof strict === 'boolean' ? { strict } : {}),
-      },
     };
   });
 }
@@ -327,14 +293,16 @@ export function responsesToNative(
   body: ResponsesBody,
   history: readonly ChatMessage[],
   sessionId: string | undefined,
+  hostedTools: HostedToolPolicy = REFUSE_HOSTED,
 ): ResponsesTurn {
   if (body.truncation === 'auto')
     throw unsupported(
       'truncation',
       'truncation "auto" is not supported: the gateway never drops input items.',
     );
+  const { tools: toolList, names, omitted } = responsesTools(body.tools, hostedTools);
   const items = parseItems(body.input);
-  const fresh = toMessages(items, history);
+  const fresh = toMessages(items, history, names);
   const conversation = [...history, ...fresh];
   const pending = pendingCalls(conversation);
   if (pending.size > 0) {
@@ -349,7 +317,6 @@ export function responsesToNative(
   ];
   const effort = reasoningEffort(body.reasoning);
   const format = responseFormat(body.text);
-  const toolList = tools(body.tools);
   const choice = body.tool_choice;
   const native: NativeBody = {
     model: body.model,
@@ -361,7 +328,9 @@ export function responsesToNative(
     ...(choice != null
       ? {
           tool_choice:
-            typeof choice === 'string' ? choice : { type: 'function', function: { name: choice.name } },
+            typeof choice === 'string'
+              ? choice
+              : { type: 'function', function: { name: names.flat(undefined, choice.name) } },
         }
       : {}),
     ...(body.parallel_tool_calls != null ? { parallel_tool_calls: body.parallel_tool_calls } : {}),
@@ -373,5 +342,5 @@ export function responsesToNative(
     ...(sessionId ? { session_id: sessionId } : {}),
     ...(body.stream ? { stream: true } : {}),
   };
-  return { native, items: storedItems(items), conversation };
+  return { native, items: storedItems(items), conversation, toolNames: names, omittedTools: omitted };
 }

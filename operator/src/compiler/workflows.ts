@@ -112,6 +112,14 @@ export function compileWorkflows(
         },
         ...(s.eventName ? { eventName: s.eventName } : {}),
         ...(s.responseCache ? { responseCacheTtlSeconds: s.responseCache.ttlSeconds } : {}),
+        ...(s.hostedTools
+          ? {
+              hostedTools: {
+                default: s.hostedTools.default,
+                ...(s.hostedTools.tools ? { tools: s.hostedTools.tools } : {}),
+              },
+            }
+          : {}),
         testMode: s.testMode,
         createdAt: createdSeconds(wf),
       },

@@ -1,5 +1,10 @@
 import { z } from 'zod';
-import { SESSION_MEMORY, STRUCTURED_REQUEST_TYPES, takesStructuredOutput } from '#contract';
+import {
+  HOSTED_TOOL_ACTIONS,
+  SESSION_MEMORY,
+  STRUCTURED_REQUEST_TYPES,
+  takesStructuredOutput,
+} from '#contract';
 import {
   ageColumn,
   cel,
@@ -140,6 +145,29 @@ export const workflowSpec = z
       })
       .optional()
       .meta({ description: 'Response cache for identical requests (sessions bypass it).' }),
+    hostedTools: z
+      .object({
+        default: z.enum(HOSTED_TOOL_ACTIONS).default('refuse').meta({
+          description:
+            'What happens to a hosted tool the tools map does not name: refuse (a 400 naming it) or omit.',
+        }),
+        tools: z
+          .record(
+            z
+              .string()
+              .min(1)
+              .max(64)
+              .regex(/^[a-z0-9_]+$/, 'must be a tool type such as web_search'),
+            z.enum(HOSTED_TOOL_ACTIONS),
+          )
+          .optional()
+          .meta({ description: 'Per hosted tool type (web_search, file_search, mcp, ...): refuse or omit.' }),
+      })
+      .optional()
+      .meta({
+        description:
+          'Responses requests: what happens to hosted tools (any tool type but function, custom and namespace), which no provider of the gateway runs. Omitted tools are named in the x-service-omitted-tools header and the request log. Absent: every hosted tool is refused.',
+      }),
     testMode: z.boolean().default(false).meta({
       description: 'Answer from the built-in deterministic generator at zero cost; never call a provider.',
     }),

@@ -4,7 +4,7 @@
  * gateway in front of the provider simulator. Each runs with a fresh home, telemetry, error
  * reporting and update checks off, and only loopback addresses configured.
  */
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -22,7 +22,13 @@ beforeAll(async () => {
   sim = await startSimulator();
   gw = await startGateway([
     ...baseConfig(sim.url),
-    workflow('coder', { provider: 'oai', model: 'gpt-4o-mini' }),
+    // As examples/ has it: Codex's hosted tools (web_search, ...) are omitted, not refused.
+    workflow('coder', { provider: 'oai', model: 'gpt-4o-mini', hostedTools: { default: 'omit' } }),
+    workflow('coder-on-claude', {
+      provider: 'claude',
+      model: 'claude-haiku-4-5',
+      hostedTools: { default: 'omit' },
+    }),
     workflow('claude-coder', { provider: 'claude', model: 'claude-haiku-4-5' }),
   ]);
   home = await mkdtemp(join(tmpdir(), 'switchyard-clis-'));
@@ -33,58 +39,90 @@ afterAll(async () => {
   if (home) await rm(home, { recursive: true, force: true });
 });
 
-describe('Codex CLI over the Responses surface', () => {
-  it('codex exec answers; its streamed Responses request passed the gateway', async () => {
-    const codexHome = join(home, 'codex');
-    const work = join(home, 'codex-work');
-    await Promise.all([
-      import('node:fs/promises').then((fs) => fs.mkdir(codexHome, { recursive: true })),
-      import('node:fs/promises').then((fs) => fs.mkdir(work, { recursive: true })),
-    ]);
-    // Only function tools: Codex's hosted web_search and subagent tools have no gateway equivalent.
-    await writeFile(
-      join(codexHome, 'config.toml'),
-      [
-        'model = "coder"',
-        'model_provider = "switchyard"',
-        'check_for_update_on_startup = false',
-        'web_search = "disabled"',
-        '',
-        '[model_providers.switchyard]',
-        'name = "Switchyard"',
-        `base_url = "${gw.url}/v1"`,
-        'env_key = "SWITCHYARD_API_KEY"',
-        'wire_api = "responses"',
-        '',
-        '[analytics]',
-        'enabled = false',
-        '',
-        '[agents]',
-        'enabled = false',
-        '',
-        '[features]',
-        'goals = false',
-      ].join('\n'),
-    );
-    sim.clearRequests();
-    const r = await runCli(
-      codexBin,
-      ['exec', '--skip-git-repo-check', '--sandbox', 'read-only', 'Say hello'],
-      { HOME: home, CODEX_HOME: codexHome, SWITCHYARD_API_KEY: API_KEY },
-      work,
-    );
-    expect(r.code, r.stderr + r.stdout).toBe(0);
-    expect(r.stdout).toContain('Simulated openai/gpt-4o-mini');
-    const first = sim.requests()[0]!;
-    const body = first.body as { stream?: boolean; tools?: unknown[]; messages: unknown[] };
-    const size = JSON.stringify(body).length;
-    console.log(
-      `codex exec: ${sim.requests().length} provider calls, first upstream body ${size} bytes, ${body.tools?.length} tools`,
-    );
-    expect(first.provider).toBe('openai');
-    expect(body.stream).toBe(true);
-    expect(body.tools?.length).toBeGreaterThanOrEqual(4);
-  }, 180_000);
+/** The tool names and the first tool result of a provider request, in either provider's shape. */
+function upstream(body: unknown): { stream?: boolean; names: string[]; toolResult: string } {
+  const b = body as {
+    stream?: boolean;
+    tools?: { name?: string; function?: { name: string } }[];
+    messages: { role: string; content?: unknown }[];
+  };
+  const names = (b.tools ?? []).map((t) => t.function?.name ?? t.name ?? '');
+  const openai = b.messages.find((m) => m.role === 'tool')?.content;
+  const anthropic = b.messages
+    .flatMap((m) => (Array.isArray(m.content) ? (m.content as { type: string; content?: unknown }[]) : []))
+    .find((c) => c.type === 'tool_result')?.content;
+  return {
+    ...(b.stream !== undefined ? { stream: b.stream } : {}),
+    names,
+    toolResult: JSON.stringify(openai ?? anthropic ?? null),
+  };
+}
+
+describe('Codex CLI over the Responses surface, with only the provider entry', () => {
+  const targets = [
+    { workflow: 'coder', sim: 'openai', answer: 'Simulated openai/gpt-4o-mini' },
+    { workflow: 'coder-on-claude', sim: 'anthropic', answer: 'Simulated anthropic/claude-haiku-4-5' },
+  ] as const;
+  it.each(targets)(
+    'codex exec on $workflow ($sim) calls a tool and answers with its result',
+    async (t) => {
+      const codexHome = join(home, `codex-${t.workflow}`);
+      const work = join(home, `codex-work-${t.workflow}`);
+      await mkdir(codexHome, { recursive: true });
+      await mkdir(work, { recursive: true });
+      // The README's provider entry and nothing else but telemetry and the update check off: Codex's
+      // default tools (its namespaces, hosted web_search, ...) all reach the gateway.
+      await writeFile(
+        join(codexHome, 'config.toml'),
+        [
+          `model = "${t.workflow}"`,
+          'model_provider = "switchyard"',
+          'check_for_update_on_startup = false',
+          '',
+          '[model_providers.switchyard]',
+          'name = "Switchyard"',
+          `base_url = "${gw.url}/v1"`,
+          'env_key = "SWITCHYARD_API_KEY"',
+          'wire_api = "responses"',
+          '',
+          '[analytics]',
+          'enabled = false',
+        ].join('\n'),
+      );
+      // The model's first answer calls Codex's shell tool on a file only the tool can read; its output
+      // must come back to the model in the next request.
+      await writeFile(join(work, 'marker.txt'), 'switchyard-tool-marker-7f3a\n');
+      sim.clearRequests();
+      sim.addFault({
+        match: { provider: t.sim },
+        times: 1,
+        toolCall: { name: 'exec_command', args: { cmd: 'cat marker.txt' } },
+      });
+      const r = await runCli(
+        codexBin,
+        ['exec', '--skip-git-repo-check', '--sandbox', 'read-only', 'Show me marker.txt'],
+        { HOME: home, CODEX_HOME: codexHome, SWITCHYARD_API_KEY: API_KEY },
+        work,
+      );
+      expect(r.code, r.stderr + r.stdout).toBe(0);
+      expect(r.stdout).toContain(t.answer);
+      const calls = sim.requests().filter((q) => q.provider === t.sim);
+      const first = upstream(calls[0]!.body);
+      console.log(
+        `codex exec on ${t.sim}: ${calls.length} provider calls, first upstream body ` +
+          `${JSON.stringify(calls[0]!.body).length} bytes, ${first.names.length} tools: ${first.names.join(' ')}`,
+      );
+      expect(first.stream).toBe(true);
+      expect(first.names).toContain('exec_command');
+      // Codex's namespaced tools are offered flat; its hosted web_search is omitted, not sent.
+      expect(first.names.some((n) => n.startsWith('multi_agent_v1__'))).toBe(true);
+      expect(first.names.some((n) => /web_search/.test(n))).toBe(false);
+      // The tool ran and its output came back as the result of the call the model made.
+      expect(calls).toHaveLength(2);
+      expect(upstream(calls[1]!.body).toolResult).toContain('switchyard-tool-marker-7f3a');
+    },
+    180_000,
+  );
 });
 
 describe('Claude Code over the Messages surface', () => {

@@ -164,7 +164,13 @@ export function decideMessage(ex: Exchange, req: MessagesRequest, minChars: numb
   const tools = (req.tools ?? [])
     .filter((t): t is typeof t & { input_schema: object } => 'input_schema' in t)
     .map((t) => ({ name: t.name, schema: t.input_schema }));
-  const call = planToolCall(tools, toolMode(req), lastIsToolResult(req.messages), userText);
+  const call = planToolCall(
+    tools,
+    toolMode(req),
+    lastIsToolResult(req.messages),
+    userText,
+    ex.fault.toolCall,
+  );
   if (call) {
     return {
       ...base,

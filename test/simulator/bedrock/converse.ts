@@ -127,7 +127,7 @@ function decide(ex: Exchange, req: ConverseRequest, minChars: number): Outcome {
   );
   const last = req.messages[req.messages.length - 1];
   const lastIsToolResult = !!last?.content.some((b) => b.toolResult);
-  const call = planToolCall(tools, toolMode(req), lastIsToolResult, userText);
+  const call = planToolCall(tools, toolMode(req), lastIsToolResult, userText, ex.fault.toolCall);
   if (call)
     return {
       tool: {

@@ -65,7 +65,7 @@ export function decideGenerate(ex: Exchange, req: GenerateContentRequest, minCha
   );
   const last = req.contents[req.contents.length - 1];
   const lastIsToolResult = !!last?.parts.some((p) => p.functionResponse !== undefined);
-  const call = planToolCall(tools, toolMode(req), lastIsToolResult, userText);
+  const call = planToolCall(tools, toolMode(req), lastIsToolResult, userText, ex.fault.toolCall);
   if (call) {
     return {
       ...base,

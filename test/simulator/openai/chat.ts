@@ -38,7 +38,13 @@ export function decideChat(ex: Exchange, req: ChatRequest, minChars: number): Ch
     cachedTokens: Math.min(ex.fault.cachedTokens ?? 0, promptTokens),
   };
   const tools = (req.tools ?? []).map((t) => ({ name: t.function.name, schema: t.function.parameters }));
-  const call = planToolCall(tools, toolMode(req), lastIsToolResult(req.messages), userText);
+  const call = planToolCall(
+    tools,
+    toolMode(req),
+    lastIsToolResult(req.messages),
+    userText,
+    ex.fault.toolCall,
+  );
   if (call) {
     const args = JSON.stringify(call.args);
     return {
