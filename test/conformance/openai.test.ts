@@ -252,6 +252,45 @@ describe.each(PROVIDERS)('the Responses family on a $provider slot', ({ provider
   });
 });
 
+describe.each(PROVIDERS)('the Responses family continued on a $provider slot', ({ provider }) => {
+  const model = `chat-${provider}`;
+
+  it('a tool result sent back by previous_response_id, and an answer cut by max_output_tokens', async () => {
+    const failures: string[] = [];
+    const first = await post('/v1/responses', { model, input: 'Weather in Oslo?', tools: responseTools });
+    const answered = (await first.json()) as { id: string; output: { type: string; call_id?: string }[] };
+    const callId = answered.output.find((o) => o.type === 'function_call')?.call_id;
+    expect(callId).toBeDefined();
+    const followUp = {
+      model,
+      tools: responseTools,
+      previous_response_id: answered.id,
+      input: [{ type: 'function_call_output', call_id: callId, output: '{"temp_c": 21}' }],
+    };
+    const second = await post('/v1/responses', followUp);
+    expect(second.status).toBe(200);
+    const continued = (await second.json()) as { id: string };
+    failures.push(...conform('Response', continued, 'continued response'));
+    const items = await get(`/v1/responses/${continued.id}/input_items`);
+    expect(items.status).toBe(200);
+    failures.push(...conform('ResponseItemList', items.json, 'input_items with a function_call_output'));
+    const streamed = await post('/v1/responses', { ...followUp, stream: true });
+    for (const event of await frames(streamed)) failures.push(...conformEvent(event, 'continued stream'));
+
+    const cut = { model, input: 'Tell me a long story', max_output_tokens: 4 };
+    const whole = await post('/v1/responses', cut);
+    expect(whole.status).toBe(200);
+    const incomplete = (await whole.json()) as { status: string };
+    expect(incomplete.status).toBe('incomplete');
+    failures.push(...conform('Response', incomplete, 'incomplete response'));
+    const cutStream = await post('/v1/responses', { ...cut, stream: true });
+    const events = await frames(cutStream);
+    for (const event of events) failures.push(...conformEvent(event, 'incomplete stream'));
+    expect(events.at(-1)?.type).toBe('response.incomplete');
+    expect(failures).toEqual([]);
+  });
+});
+
 describe('the Responses family when the provider fails', () => {
   it('a stream cut mid-answer and a provider that is down', async () => {
     const failures: string[] = [];
