@@ -46,12 +46,11 @@ const DEFAULTS = {
   tools: [],
   top_p: 1,
   truncation: 'disabled',
-  user: null,
   metadata: {},
 };
 const USAGE_OUT = {
   input_tokens: 120,
-  input_tokens_details: { cached_tokens: 64 },
+  input_tokens_details: { cached_tokens: 64, cache_write_tokens: 0 },
   output_tokens: 30,
   output_tokens_details: { reasoning_tokens: 0 },
   total_tokens: 150,
@@ -147,12 +146,10 @@ describe('answeredResponse', () => {
   });
 
   it('an in-progress response has no usage yet; a failed one carries its error', () => {
-    expect(responseObject(echo({}), { status: 'in_progress', output: [], usage: USAGE })).toEqual({
-      ...DEFAULTS,
-      status: 'in_progress',
-      output: [],
-      usage: null,
-    });
+    const inProgress = responseObject(echo({}), { status: 'in_progress', output: [], usage: USAGE });
+    expect(inProgress).toEqual({ ...DEFAULTS, status: 'in_progress', output: [] });
+    // The spec types usage as an object and user as a string: absent, never null.
+    expect(JSON.stringify(inProgress)).not.toMatch(/"(usage|user)":/);
     const failed = responseObject(echo({}), {
       status: 'failed',
       output: [],
@@ -161,7 +158,7 @@ describe('answeredResponse', () => {
     expect([failed.status, failed.error, failed.usage]).toEqual([
       'failed',
       { code: 'upstream_error', message: 'boom' },
-      null,
+      undefined,
     ]);
   });
 });
@@ -182,7 +179,7 @@ describe('ResponsesStreamEncoder', () => {
     const all: TypedEvent[] = [...out, ...events];
     const msgId = (response.output as { id: string }[])[0]?.id;
     expect(msgId).toEqual(id('msg'));
-    const inProgress = { ...DEFAULTS, status: 'in_progress', output: [], usage: null };
+    const inProgress = { ...DEFAULTS, status: 'in_progress', output: [] };
     const part = { type: 'output_text', text: 'Hello', annotations: [], logprobs: [] };
     const item = { id: msgId, type: 'message', status: 'completed', role: 'assistant', content: [part] };
     const text = { item_id: msgId, output_index: 0, content_index: 0 };
@@ -194,7 +191,7 @@ describe('ResponsesStreamEncoder', () => {
         type: 'response.content_part.added',
         sequence_number: 3,
         ...text,
-        part: { type: 'output_text', text: '', annotations: [] },
+        part: { type: 'output_text', text: '', annotations: [], logprobs: [] },
       },
       { type: 'response.output_text.delta', sequence_number: 4, ...text, delta: 'Hel', logprobs: [] },
       { type: 'response.output_text.delta', sequence_number: 5, ...text, delta: 'lo', logprobs: [] },
@@ -307,7 +304,6 @@ describe('ResponsesStreamEncoder', () => {
         status: 'failed',
         error: { code: 'upstream_error', message: 'The stream failed after it started: reset' },
         output: [item],
-        usage: null,
       },
     });
     expect(events[4]).toEqual({

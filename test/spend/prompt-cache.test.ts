@@ -235,7 +235,7 @@ describe('translated surfaces report the cache read in their own shape', () => {
       const r = streamed
         ? await openai().responses.stream(params).finalResponse()
         : await openai().responses.create(params);
-      expect(r.usage?.input_tokens_details).toEqual({ cached_tokens: CACHED });
+      expect(r.usage?.input_tokens_details).toEqual({ cached_tokens: CACHED, cache_write_tokens: 0 });
       expect(r.usage?.input_tokens).toBeGreaterThan(CACHED);
     },
   );

@@ -61,6 +61,9 @@ export function messageObjectUsage(u: Usage | undefined): Record<string, unknown
   };
 }
 
+/** Who called a tool: the model itself (the SDK's types require the field); shared, never mutated. */
+const DIRECT_CALLER = Object.freeze({ type: 'direct' });
+
 /** Tool arguments as the object Anthropic's tool_use.input is; text that is not JSON stays visible. */
 export function toolInput(args: string): unknown {
   if (args.trim() === '') return {};
@@ -86,6 +89,7 @@ export function messageObject(ctx: MessageContext, result: ChatResult): Record<s
       id: tc.id,
       name: tc.function.name,
       input: toolInput(tc.function.arguments),
+      caller: DIRECT_CALLER,
     });
   return {
     id: ctx.id,
@@ -222,6 +226,7 @@ export class MessagesStreamEncoder {
               id: tc.id ?? `toolu_${this.#ctx.id}_${tc.index}`,
               name: tc.name ?? '',
               input: {},
+              caller: DIRECT_CALLER,
             },
             { kind: 'tool', call: tc.index },
           ),

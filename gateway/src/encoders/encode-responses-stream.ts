@@ -67,7 +67,7 @@ export class ResponsesStreamEncoder {
             item_id: item.id,
             output_index: this.#text.outputIndex,
             content_index: 0,
-            part: { type: 'output_text', text: '', annotations: [] },
+            part: { type: 'output_text', text: '', annotations: [], logprobs: [] },
           }),
         );
       }

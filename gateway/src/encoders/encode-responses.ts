@@ -75,16 +75,24 @@ export function outputItems(
   return out;
 }
 
-export const responsesUsage = (u: Usage | undefined): Record<string, unknown> | null =>
+/**
+ * The spec's usage object, every detail present (typed clients require each). Without usage (a
+ * response still in progress, one that failed) the field is left out: the spec allows its absence,
+ * not null.
+ */
+export const responsesUsage = (u: Usage | undefined): Record<string, unknown> | undefined =>
   u
     ? {
         input_tokens: u.prompt_tokens,
-        input_tokens_details: { cached_tokens: u.cache_read_tokens ?? 0 },
+        input_tokens_details: {
+          cached_tokens: u.cache_read_tokens ?? 0,
+          cache_write_tokens: u.cache_write_tokens ?? 0,
+        },
         output_tokens: u.completion_tokens,
         output_tokens_details: { reasoning_tokens: 0 },
         total_tokens: u.total_tokens,
       }
-    : null;
+    : undefined;
 
 const INCOMPLETE: Record<string, string> = { length: 'max_output_tokens', content_filter: 'content_filter' };
 
@@ -128,8 +136,9 @@ export function responseObject(
     tools: tools.map((t) => ({ strict: true, ...t })),
     top_p: b.top_p ?? 1,
     truncation: b.truncation ?? 'disabled',
-    usage: state.status === 'in_progress' ? null : responsesUsage(state.usage),
-    user: b.user ?? null,
+    // Absent rather than null where the spec types the field as an object or a string.
+    usage: state.status === 'in_progress' ? undefined : responsesUsage(state.usage),
+    user: b.user ?? undefined,
     metadata: b.metadata ?? {},
   };
 }

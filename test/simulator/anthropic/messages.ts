@@ -174,7 +174,16 @@ export function decideMessage(ex: Exchange, req: MessagesRequest, minChars: numb
   if (call) {
     return {
       ...base,
-      blocks: [...thinking, { type: 'tool_use', id: newId('toolu_'), name: call.name, input: call.args }],
+      blocks: [
+        ...thinking,
+        {
+          type: 'tool_use',
+          id: newId('toolu_'),
+          name: call.name,
+          input: call.args,
+          caller: { type: 'direct' },
+        },
+      ],
       stopReason: 'tool_use',
       stopSequence: null,
       outputTokens: thought + tokens(call.name + JSON.stringify(call.args)),

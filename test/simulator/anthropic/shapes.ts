@@ -4,7 +4,7 @@ export type ContentOut =
   | { type: 'thinking'; thinking: string; signature: string }
   | { type: 'redacted_thinking'; data: string }
   | { type: 'text'; text: string }
-  | { type: 'tool_use'; id: string; name: string; input: unknown };
+  | { type: 'tool_use'; id: string; name: string; input: unknown; caller: { type: 'direct' } };
 
 export interface MessageOutcome {
   id: string;

@@ -30,7 +30,7 @@ export function messageFrames(o: MessageOutcome, chunks: number): Frame[] {
       block.type === 'text'
         ? { type: 'text', text: '' }
         : block.type === 'tool_use'
-          ? { type: 'tool_use', id: block.id, name: block.name, input: {} }
+          ? { type: 'tool_use', id: block.id, name: block.name, input: {}, caller: block.caller }
           : block.type === 'thinking'
             ? { type: 'thinking', thinking: '', signature: '' }
             : block;
