@@ -117,6 +117,15 @@ function settled(chunk: Record<string, unknown>): Record<string, unknown> {
 
 const chatTools = [{ type: 'function', function: { name: 'get_weather', parameters: WEATHER_PARAMS } }];
 const responseTools = [{ type: 'function', name: 'get_weather', parameters: WEATHER_PARAMS, strict: true }];
+const customTools = [{ type: 'custom', name: 'apply_patch', description: 'Apply a patch.' }];
+const nsTools = [
+  {
+    type: 'namespace',
+    name: 'weather',
+    description: 'Weather tools.',
+    tools: [{ type: 'function', name: 'get_weather', parameters: WEATHER_PARAMS, strict: true }],
+  },
+];
 
 describe.each(PROVIDERS)('the compatible surface on a $provider slot', ({ provider }) => {
   const model = `chat-${provider}`;
@@ -225,6 +234,8 @@ describe.each(PROVIDERS)('the Responses family on a $provider slot', ({ provider
   it.each([
     ['text', { input: 'Say hello', instructions: 'Be brief.' }],
     ['a tool call', { input: 'What is the weather in Paris?', tools: responseTools }],
+    ['a custom tool call', { input: 'Patch it', tools: customTools }],
+    ['a namespaced tool call', { input: 'What is the weather in Paris?', tools: nsTools }],
   ])('response object, its stream, retrieval, input_items and delete with %s', async (_label, extra) => {
     const failures: string[] = [];
     const res = await post('/v1/responses', { model, ...extra });
