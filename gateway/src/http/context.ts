@@ -25,7 +25,13 @@ declare module 'fastify' {
     /** The request's server span (app.ts onRequest); ended when it is settled. */
     trace: ExchangeTrace | null;
     /** How a route logs its request, when not as a plain `request` of its surface (the callback, a 404). */
-    logAs: { type?: RequestLogType; channelId?: string; surface?: HttpSurface } | null;
+    logAs: {
+      type?: RequestLogType;
+      channelId?: string;
+      surface?: HttpSurface;
+      /** Written into the entry's `details` (a console playground request says so). */
+      details?: Record<string, unknown>;
+    } | null;
   }
   interface FastifyContextConfig {
     surface?: HttpSurface;

@@ -19,6 +19,7 @@ function endingOf(req: FastifyRequest, reply: FastifyReply, aborted: boolean): E
     error: req.refusal ?? undefined,
     aborted,
     channelId: req.logAs?.channelId,
+    details: req.logAs?.details,
     body: req.body,
     trace: req.trace ?? NO_TRACE,
   };
