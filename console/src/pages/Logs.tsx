@@ -1,4 +1,5 @@
 import { api } from '../api.ts';
+import type { Attempt } from '../attempts.tsx';
 import { useLoad } from '../load.ts';
 import { href, type Route } from '../route.ts';
 import { Badge, Heading, Pending, text } from '../ui.tsx';
@@ -13,13 +14,7 @@ export interface LogEntry {
   http_status: number;
   used_provider: string | null;
   used_model: string | null;
-  attempts: {
-    provider: string;
-    model: string;
-    status: string;
-    reason?: { message: string };
-    duration_ms?: number;
-  }[];
+  attempts: Attempt[];
   duration_ms: number;
   cost_usd: string | null;
   [field: string]: unknown;
