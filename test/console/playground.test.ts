@@ -13,7 +13,7 @@ import { stringify } from 'yaml';
 import { type RunningRedis, startRedis } from '#devkit/redis';
 import { FolderConsoleBackend } from '#gateway/console/index';
 import { type RunningGateway, startGateway } from '../harness/gateway.ts';
-import { apiKey, baseConfig, PROJECT, workflow } from '../harness/manifests.ts';
+import { apiKey, baseConfig, PROJECT, provider, workflow } from '../harness/manifests.ts';
 import { type Simulator, startSimulator } from '../simulator/index.ts';
 import { accessibilityProblems, launch, openPage, type Watched } from './browser.ts';
 import { CONSOLE_DIR, ensureBundle } from './bundle.ts';
@@ -39,7 +39,17 @@ function manifests(simUrl: string) {
         : o,
     ),
     ...apiKey('playground', PLAY_KEY, { scopes: ['ai', 'console'] }),
+    // Driven in json_object mode, the simulator answers {"reply": ...} whatever the schema asks.
+    ...provider('compat', 'openai-compatible', simUrl, ['llama']),
     workflow('chat', { provider: 'oai', model: 'gpt-4o-mini' }),
+    workflow('structured', {
+      provider: 'compat',
+      model: 'llama',
+      backups: [{ provider: 'oai', model: 'gpt-4o-mini' }],
+      structuredOutput: {
+        schema: { type: 'object', properties: { name: { type: 'string' } }, required: ['name'] },
+      },
+    }),
     workflow('failover', {
       provider: 'oai',
       model: 'fail-503',
@@ -196,6 +206,18 @@ describe('console playground', () => {
     });
     expect(bare[0]).toBe(403);
     expect(bare[1]).toContain('CSRF');
+    await clean(w);
+  });
+
+  it('shows structured output checked against the schema, with the path an off-schema attempt failed at', async () => {
+    const w = await signedIn();
+    await send(w, 'structured', 'Who are you?');
+    await w.page.locator('ol.attempts li').nth(1).waitFor();
+    await w.page.getByText("valid against the workflow's schema").waitFor();
+    expect(await w.page.locator('ul.schema-failures li').allTextContents()).toEqual([
+      "compat/llama: / must have required property 'name'",
+    ]);
+    expect(JSON.parse((await w.page.locator('pre.answer').textContent())!)).toHaveProperty('name');
     await clean(w);
   });
 
