@@ -158,6 +158,37 @@ describe('console playground', () => {
     await clean(w);
   });
 
+  it('streams an answer: the text as it arrives, then the trail and meta; the log entry is a console stream', async () => {
+    const w = await signedIn();
+    await w.page.goto(`${gw.url}/console/#/playground?workflow=failover`);
+    await w.page.getByLabel('User message').fill('stream it please');
+    await w.page.getByLabel('Stream the answer').check();
+    await w.page.getByRole('button', { name: 'Send' }).click();
+    const attempts = w.page.locator('ol.attempts li');
+    await attempts.nth(1).waitFor();
+    expect(await attempts.nth(0).textContent()).toContain('fail-503');
+    expect(await attempts.nth(1).textContent()).toContain('claude-haiku-4-5');
+    await expect(w.page.locator('pre.answer').textContent()).resolves.toContain(
+      'Simulated anthropic/claude-haiku-4-5 reply: stream it please',
+    );
+    const meta = (await w.page.locator('dl.fields').textContent())!;
+    expect(meta).toMatch(/ttft_ms \(this browser\)\d+/);
+    const id = (await w.page
+      .locator('dl.fields div')
+      .filter({ hasText: 'request_log_id' })
+      .locator('dd')
+      .textContent())!;
+    await gw.gateway.state.flush();
+    const res = await fetch(`${gw.url}/v1/request-logs?workflow=failover`, {
+      headers: { authorization: `Bearer ${PLAY_KEY}` },
+    });
+    const entry = ((await res.json()) as { data: Record<string, unknown>[] }).data.find(
+      (e) => e.request_log_id === id,
+    );
+    expect(entry).toMatchObject({ details: { source: 'console' }, stream: true, status: 'success' });
+    await clean(w);
+  });
+
   it('copies the input as code for every client, naming the workflow and never the key', async () => {
     const w = await signedIn();
     await w.page.goto(`${gw.url}/console/#/playground?workflow=chat`);
@@ -224,6 +255,12 @@ describe('console playground', () => {
   it('renders a hostile answer as text: nothing runs', async () => {
     const w = await signedIn();
     await send(w, 'chat', HOSTILE_ANSWER);
+    await expect(w.page.locator('pre.answer').textContent()).resolves.toContain(HOSTILE_ANSWER);
+    expect(await w.page.locator('main img, main script').count()).toBe(0);
+    // Streamed, the chunks are shown as they arrive: as text too.
+    await w.page.getByLabel('Stream the answer').check();
+    await w.page.getByRole('button', { name: 'Send' }).click();
+    await w.page.getByRole('heading', { name: /Answer/ }).waitFor();
     await expect(w.page.locator('pre.answer').textContent()).resolves.toContain(HOSTILE_ANSWER);
     expect(await w.page.locator('main img, main script').count()).toBe(0);
     await clean(w);

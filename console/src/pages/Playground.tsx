@@ -1,5 +1,5 @@
 import { useState } from 'preact/hooks';
-import { ApiError, api, type Session } from '../api.ts';
+import { ApiError, api, apiStream, type Session } from '../api.ts';
 import { type Attempt, Attempts } from '../attempts.tsx';
 import { useLoad } from '../load.ts';
 import { href, type Route, replaceRoute } from '../route.ts';
@@ -27,6 +27,8 @@ interface Answer {
     request_log_id: string;
   };
   playground: { cost_usd: string | null; ttft_ms: number | null };
+  /** A streamed answer's text, put together from its chunks. */
+  streamed?: string;
 }
 
 /** Longest text carried into the playground's URL from a log entry (a URL is no place for a book). */
@@ -48,6 +50,10 @@ export function playgroundHref(e: LogEntry): string {
     user: said('user'),
   });
 }
+
+/** A stream's error event's message. */
+const errorMessage = (error: unknown): string =>
+  String((error as { message?: unknown } | null)?.message ?? 'unknown error');
 
 /** The answer's text: a chat completion's content, otherwise the data as JSON. */
 function answerText(data: unknown): string {
@@ -76,7 +82,7 @@ function Result({ answer }: { answer: Answer }) {
       {answer.error ? (
         <p class="error">{answer.error.message}</p>
       ) : (
-        <pre class="body answer">{answerText(answer.data)}</pre>
+        <pre class="body answer">{answer.streamed ?? answerText(answer.data)}</pre>
       )}
       {m.structured_output && (
         <p class="schema">
@@ -102,9 +108,12 @@ function Result({ answer }: { answer: Answer }) {
         rows={[
           ['used', m.used_provider ? `${m.used_provider} / ${text(m.used_model)}` : null],
           ['duration_ms', m.duration_ms],
-          ['ttft_ms', answer.playground.ttft_ms],
+          [answer.streamed === undefined ? 'ttft_ms' : 'ttft_ms (this browser)', answer.playground.ttft_ms],
           ['usage', m.usage],
-          ['cost_usd', answer.playground.cost_usd],
+          [
+            'cost_usd',
+            answer.streamed === undefined ? answer.playground.cost_usd : 'streamed: in the request log',
+          ],
           ['cache', m.cache ?? 'not used'],
           ['session_id', m.session_id],
           ['request_log_id', m.request_log_id],
@@ -157,6 +166,8 @@ export function Playground({ session, route }: { session: Session; route: Route 
   const list = useLoad('list', () => api<{ data: WorkflowView[] }>(workflowsPath(session)));
   const [system, setSystem] = useState(q.get('system') ?? '');
   const [user, setUser] = useState(q.get('user') ?? '');
+  const [stream, setStream] = useState(false);
+  const [live, setLive] = useState<string | undefined>();
   const [busy, setBusy] = useState(false);
   const [answer, setAnswer] = useState<Answer | undefined>();
   const [error, setError] = useState('');
@@ -170,12 +181,45 @@ export function Playground({ session, route }: { session: Session; route: Route 
       ...(system.trim() ? [{ role: 'system', content: system }] : []),
       { role: 'user', content: user },
     ];
-    api<Answer>('console/api/playground', { method: 'POST', body: { workflow, messages } })
+    const body = { workflow, messages, ...(stream ? { stream: true } : {}) };
+    const sent = stream ? streamed(body) : api<Answer>('console/api/playground', { method: 'POST', body });
+    sent
       .then(setAnswer, (err: Error) => {
         setAnswer(undefined);
         setError(err instanceof ApiError ? `${err.message} (${err.code})` : err.message);
       })
-      .finally(() => setBusy(false));
+      .finally(() => {
+        setBusy(false);
+        setLive(undefined);
+      });
+  };
+
+  /** Sends as a stream, showing the text as it arrives; the answer is complete with its `meta` event. */
+  const streamed = async (body: unknown): Promise<Answer> => {
+    const started = performance.now();
+    let text = '';
+    let ttft: number | null = null;
+    let meta: Answer['meta'] | undefined;
+    let failure: string | undefined;
+    setAnswer(undefined);
+    setLive('');
+    const json = await apiStream('console/api/playground', body, (ev) => {
+      const d = ev.data as Record<string, unknown>;
+      if (ev.event === 'meta') meta = d as unknown as Answer['meta'];
+      else if (ev.event === 'error') failure = errorMessage(d.error);
+      else if (ev.event === 'message') {
+        const delta = (d as { choices?: { delta?: { content?: unknown } }[] }).choices?.[0]?.delta?.content;
+        if (typeof delta === 'string' && delta) {
+          ttft ??= Math.round(performance.now() - started);
+          text += delta;
+          setLive(text);
+        }
+      }
+    });
+    // Refused, or every slot failed before a stream began: the JSON answer of a send without stream.
+    if (json !== undefined) return json as Answer;
+    if (failure !== undefined || !meta) throw new Error(`The stream failed: ${failure ?? 'it ended early'}`);
+    return { data: null, meta, streamed: text, playground: { cost_usd: null, ttft_ms: ttft } };
   };
 
   return (
@@ -223,6 +267,15 @@ export function Playground({ session, route }: { session: Session; route: Route 
               />
             </label>
             <div class="row">
+              <label class="inline">
+                <input
+                  type="checkbox"
+                  name="stream"
+                  checked={stream}
+                  onChange={(e) => setStream((e.target as HTMLInputElement).checked)}
+                />
+                Stream the answer
+              </label>
               <button type="submit" disabled={busy || !workflow}>
                 Send
               </button>
@@ -236,6 +289,7 @@ export function Playground({ session, route }: { session: Session; route: Route 
           {error}
         </p>
       )}
+      {live !== undefined && <pre class="body answer live">{live}</pre>}
       {answer && <Result answer={answer} />}
       {workflow && <CopyAsCode input={{ workflow, system: system.trim() ? system : '', user }} />}
     </main>
