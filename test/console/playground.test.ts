@@ -149,6 +149,9 @@ describe('console playground', () => {
 
     // The entry's page says where it came from and leads back to the playground with its input.
     await w.page.goto(`${gw.url}/console/#/logs?workflow=failover`);
+    await expect(w.page.locator('main tbody tr').first().textContent()).resolves.toContain(
+      'request · console',
+    );
     await w.page.locator('main tbody a').first().click();
     await w.page.getByText('"source": "console"').waitFor();
     await w.page.getByRole('link', { name: 'Open in playground' }).click();

@@ -38,6 +38,10 @@ export const FILTERS = [
 ] as const;
 const TYPES = ['request', 'webhook_attempt', 'callback', 'session_summary', 'budget_threshold'];
 
+/** A request the console's playground sent (its entry's `details.source`). */
+const fromConsole = (e: LogEntry): boolean =>
+  (e.details as { source?: unknown } | undefined)?.source === 'console';
+
 /** The permalink of one entry: its id, and its time so one query finds it. */
 export const entryHref = (e: LogEntry): string =>
   href(['logs', e.request_log_id], { t: String(Date.parse(e.time)) });
@@ -134,7 +138,10 @@ export function Logs({ route }: { route: Route }) {
                       <td>
                         <a href={entryHref(e)}>{e.time}</a>
                       </td>
-                      <td>{e.type}</td>
+                      <td>
+                        {e.type}
+                        {fromConsole(e) && <span class="source"> · console</span>}
+                      </td>
                       <td>{text(e.workflow)}</td>
                       <td>
                         <Badge value={e.status} /> {e.outcome}
