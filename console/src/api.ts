@@ -33,6 +33,11 @@ export async function api<T>(path: string, init: { method?: string; body?: unkno
     ...(init.body !== undefined ? { body: JSON.stringify(init.body) } : {}),
   });
   if (res.status === 204) return undefined as T;
+  return (await bodyOf(res)) as T;
+}
+
+/** A JSON answer's body, or the API's error (native and compatible shapes) thrown as an ApiError. */
+async function bodyOf(res: Response): Promise<unknown> {
   const data = (await res.json().catch(() => ({}))) as Record<string, unknown>;
   if (!res.ok) {
     // Native bodies are {error: code, message}; compatible ones {error: {code, message}}.
@@ -42,7 +47,53 @@ export async function api<T>(path: string, init: { method?: string; body?: unkno
     const code = String(typeof err === 'string' ? err : (nested?.code ?? res.status));
     throw new ApiError(res.status, message, code);
   }
-  return data as T;
+  return data;
+}
+
+/** One server-sent event: its name (`message` when unnamed) and its data as JSON. */
+export interface StreamEvent {
+  event: string;
+  data: unknown;
+}
+
+/**
+ * A write whose answer may be server-sent events: each event goes to `onEvent` as it arrives (until
+ * `[DONE]`); an answer that is JSON instead (a request refused or failed before streaming) is returned.
+ */
+export async function apiStream(
+  path: string,
+  body: unknown,
+  onEvent: (e: StreamEvent) => void,
+): Promise<unknown> {
+  const res = await fetch(new URL(path, root), {
+    method: 'POST',
+    headers: { accept: 'text/event-stream', 'content-type': 'application/json', 'x-csrf-token': csrf },
+    credentials: 'same-origin',
+    body: JSON.stringify(body),
+  });
+  if (!res.ok || !res.body || !res.headers.get('content-type')?.startsWith('text/event-stream'))
+    return bodyOf(res);
+  const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
+  let buffered = '';
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) return undefined;
+    buffered += value;
+    let end = buffered.indexOf('\n\n');
+    while (end >= 0) {
+      const block = buffered.slice(0, end);
+      buffered = buffered.slice(end + 2);
+      end = buffered.indexOf('\n\n');
+      let event = 'message';
+      let data = '';
+      for (const line of block.split('\n')) {
+        if (line.startsWith('event:')) event = line.slice(6).trim();
+        else if (line.startsWith('data:')) data += line.slice(5).trim();
+      }
+      if (data === '[DONE]') return undefined;
+      if (data) onEvent({ event, data: JSON.parse(data) });
+    }
+  }
 }
 
 const remember = (s: Session): Session => {

@@ -3,6 +3,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { loadSession, type Session, signIn, signOut } from './api.ts';
 import { LogEntryPage } from './pages/LogEntry.tsx';
 import { Logs } from './pages/Logs.tsx';
+import { Playground } from './pages/Playground.tsx';
 import { SignIn } from './pages/SignIn.tsx';
 import { WorkflowDetail, Workflows } from './pages/Workflows.tsx';
 import { href, type Route, replaceRoute, useRoute } from './route.ts';
@@ -13,6 +14,7 @@ function Page({ route, session }: { route: Route; session: Session }) {
   if (section === 'workflows' && id) return <WorkflowDetail key={id} session={session} name={id} />;
   if (section === 'logs' && id) return <LogEntryPage key={id} id={id} t={route.query.get('t')} />;
   if (section === 'logs') return <Logs route={route} />;
+  if (section === 'playground') return <Playground session={session} route={route} />;
   return <Workflows session={session} />;
 }
 
@@ -51,6 +53,9 @@ function App() {
             </a>
             <a href={href(['logs'])} aria-current={section === 'logs' ? 'page' : undefined}>
               Request logs
+            </a>
+            <a href={href(['playground'])} aria-current={section === 'playground' ? 'page' : undefined}>
+              Playground
             </a>
           </nav>
         )}

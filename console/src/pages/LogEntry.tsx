@@ -1,38 +1,10 @@
 import { api } from '../api.ts';
+import { Attempts } from '../attempts.tsx';
 import { useLoad } from '../load.ts';
 import { href } from '../route.ts';
-import { Badge, Fields, Heading, Pending, text } from '../ui.tsx';
-import type { LogEntry, LogPage } from './Logs.tsx';
-
-/**
- * The attempts as a waterfall: failover tries slots one after another, so each bar starts where
- * the previous one ended (the gaps between attempts are not recorded). SVG attributes, not inline
- * styles, so the page's CSP holds; hidden from screen readers, which read the list below.
- */
-function Waterfall({ attempts }: { attempts: LogEntry['attempts'] }) {
-  const total = attempts.reduce((sum, a) => sum + (a.duration_ms ?? 0), 0);
-  if (total <= 0) return null;
-  let at = 0;
-  return (
-    <svg class="waterfall" width="100%" height={attempts.length * 18} aria-hidden="true">
-      {attempts.map((a, i) => {
-        const x = (at / total) * 100;
-        const width = Math.max(0.5, ((a.duration_ms ?? 0) / total) * 100);
-        at += a.duration_ms ?? 0;
-        return (
-          <rect
-            key={`w${i}`}
-            class={`bar bar-${a.status}`}
-            x={`${x}%`}
-            y={i * 18 + 3}
-            width={`${width}%`}
-            height={12}
-          />
-        );
-      })}
-    </svg>
-  );
-}
+import { Fields, Heading, Pending } from '../ui.tsx';
+import type { LogPage } from './Logs.tsx';
+import { playgroundHref } from './Playground.tsx';
 
 const SUMMARY = [
   'time',
@@ -91,23 +63,13 @@ export function LogEntryPage({ id, t }: { id: string; t: string | null }) {
       <Pending loaded={loaded}>
         {(e) => (
           <>
-            <h2>Attempts</h2>
-            {e.attempts.length === 0 ? (
-              <p>No upstream attempt (answered by the gateway).</p>
-            ) : (
-              <>
-                <Waterfall attempts={e.attempts} />
-                <ol class="attempts">
-                  {e.attempts.map((a, i) => (
-                    <li key={`a${i}`}>
-                      <Badge value={a.status} /> <strong>{a.provider}</strong> / {a.model}
-                      {a.duration_ms !== undefined && <> · {Math.round(a.duration_ms)} ms</>}
-                      {a.reason && <div class="reason">{text(a.reason.message)}</div>}
-                    </li>
-                  ))}
-                </ol>
-              </>
+            {e.workflow && e.type === 'request' && (
+              <p>
+                <a href={playgroundHref(e)}>Open in playground</a>
+              </p>
             )}
+            <h2>Attempts</h2>
+            <Attempts attempts={e.attempts} />
             <h2>Summary</h2>
             <Fields rows={SUMMARY.filter((k) => e[k] !== undefined).map((k) => [k, e[k]])} />
             <h2>Bodies</h2>

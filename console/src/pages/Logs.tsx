@@ -1,4 +1,5 @@
 import { api } from '../api.ts';
+import type { Attempt } from '../attempts.tsx';
 import { useLoad } from '../load.ts';
 import { href, type Route } from '../route.ts';
 import { Badge, Heading, Pending, text } from '../ui.tsx';
@@ -13,13 +14,7 @@ export interface LogEntry {
   http_status: number;
   used_provider: string | null;
   used_model: string | null;
-  attempts: {
-    provider: string;
-    model: string;
-    status: string;
-    reason?: { message: string };
-    duration_ms?: number;
-  }[];
+  attempts: Attempt[];
   duration_ms: number;
   cost_usd: string | null;
   [field: string]: unknown;
@@ -42,6 +37,10 @@ export const FILTERS = [
   'limit',
 ] as const;
 const TYPES = ['request', 'webhook_attempt', 'callback', 'session_summary', 'budget_threshold'];
+
+/** A request the console's playground sent (its entry's `details.source`). */
+const fromConsole = (e: LogEntry): boolean =>
+  (e.details as { source?: unknown } | undefined)?.source === 'console';
 
 /** The permalink of one entry: its id, and its time so one query finds it. */
 export const entryHref = (e: LogEntry): string =>
@@ -139,7 +138,10 @@ export function Logs({ route }: { route: Route }) {
                       <td>
                         <a href={entryHref(e)}>{e.time}</a>
                       </td>
-                      <td>{e.type}</td>
+                      <td>
+                        {e.type}
+                        {fromConsole(e) && <span class="source"> · console</span>}
+                      </td>
                       <td>{text(e.workflow)}</td>
                       <td>
                         <Badge value={e.status} /> {e.outcome}

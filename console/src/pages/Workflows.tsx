@@ -15,10 +15,12 @@ export interface WorkflowView {
   [field: string]: unknown;
 }
 
-const base = (s: Session) => `api/console/projects/${encodeURIComponent(s.project_id)}/workflows`;
+/** The console API's workflows of the signed-in project. */
+export const workflowsPath = (s: Session) =>
+  `api/console/projects/${encodeURIComponent(s.project_id)}/workflows`;
 
 export function Workflows({ session }: { session: Session }) {
-  const loaded = useLoad('list', () => api<{ data: WorkflowView[] }>(base(session)));
+  const loaded = useLoad('list', () => api<{ data: WorkflowView[] }>(workflowsPath(session)));
   return (
     <main id="main">
       <Heading>Workflows</Heading>
@@ -77,7 +79,9 @@ const SHOWN =
   /^(object|project_id|name|provider|model|request_type|backup_\d+_(provider|model)|ready|resource|managed_by_console)$/;
 
 export function WorkflowDetail({ session, name }: { session: Session; name: string }) {
-  const loaded = useLoad(name, () => api<WorkflowView>(`${base(session)}/${encodeURIComponent(name)}`));
+  const loaded = useLoad(name, () =>
+    api<WorkflowView>(`${workflowsPath(session)}/${encodeURIComponent(name)}`),
+  );
   return (
     <main id="main">
       <p>
@@ -87,6 +91,9 @@ export function WorkflowDetail({ session, name }: { session: Session; name: stri
       <Pending loaded={loaded}>
         {(w) => (
           <>
+            <p>
+              <a href={href(['playground'], { workflow: name })}>Try in playground</a>
+            </p>
             <h2>Slots</h2>
             <table>
               <thead>

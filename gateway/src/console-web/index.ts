@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
+import type { Pipeline } from '../pipeline/run.ts';
 import type { SnapshotStore } from '../snapshot/store.ts';
 import { ConsoleSessions, type SessionLimits } from './sessions.ts';
 import type { ConsoleSessionStore } from './store.ts';
@@ -54,7 +55,8 @@ export class ConsoleWeb {
     this.#now = now;
   }
 
-  register(app: FastifyInstance): void {
+  /** Its pages and session endpoints, and the playground, which runs requests through `pipeline`. */
+  register(app: FastifyInstance, pipeline: Pipeline): void {
     void app.register(
       async (scoped) => {
         const { consoleWebRoutes } = await import('./routes.ts');
@@ -64,6 +66,7 @@ export class ConsoleWeb {
           sessions: this.sessions,
           snapshots: this.#snapshots,
           now: this.#now,
+          pipeline,
         });
       },
       { prefix: '/console' },

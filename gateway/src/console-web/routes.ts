@@ -3,8 +3,10 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { authenticate, requireScope } from '../auth/authenticate.ts';
 import { GatewayError } from '../errors/index.ts';
+import type { Pipeline } from '../pipeline/run.ts';
 import { invalidRequest } from '../requests/zod-error.ts';
 import type { SnapshotStore } from '../snapshot/store.ts';
+import { playgroundRoute } from './playground.ts';
 import { basePathOf, type ConsoleSessions, SESSION_COOKIE, setSessionCookie } from './sessions.ts';
 import { type BundleFile, indexBundle, SECURITY_HEADERS } from './static.ts';
 
@@ -14,6 +16,7 @@ export interface ConsoleWebRoutesOptions {
   sessions: ConsoleSessions;
   snapshots: SnapshotStore;
   now: () => number;
+  pipeline: Pipeline;
 }
 
 const signIn = z.union([
@@ -67,6 +70,8 @@ export async function consoleWebRoutes(app: FastifyInstance, opts: ConsoleWebRou
       throw new GatewayError('not_found', `No console file ${req.params['*']}.`);
     return sendFile(req, reply, file);
   });
+
+  playgroundRoute(app, opts.pipeline);
 
   app.post('/api/session', async (req, reply) => {
     await sessions.attempt(req.ip);

@@ -52,7 +52,9 @@ export interface GatewayAppOptions {
   /** Where the console API writes workflows; the console routes answer 503 without one. */
   console?: ConsoleBackend | undefined;
   /** The web console: its routes, and its session cookie as the alternative to a key on console routes. */
-  consoleWeb?: { sessions: CookieAuthenticator; register(app: FastifyInstance): void } | undefined;
+  consoleWeb?:
+    | { sessions: CookieAuthenticator; register(app: FastifyInstance, pipeline: Pipeline): void }
+    | undefined;
   /** Receive timeouts, connection cap, JSON depth, trusted proxies: over the environment's (tests). */
   http?: Partial<HttpLimits> | undefined;
   /** A server span per request (a no-op when tracing is off). */
@@ -171,6 +173,6 @@ export function buildGatewayApp(opts: GatewayAppOptions): FastifyInstance {
     );
   }
   consoleRoutes(app, opts.console);
-  opts.consoleWeb?.register(app);
+  opts.consoleWeb?.register(app, pipeline);
   return app;
 }
