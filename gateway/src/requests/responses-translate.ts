@@ -36,6 +36,7 @@ export const RESPONSES_MAPPED = [
   'metadata',
   'store',
   'previous_response_id',
+  'conversation',
   'stream',
   'user',
   'service_tier',
@@ -374,4 +375,26 @@ export function responsesToNative(
     ...(body.stream ? { stream: true } : {}),
   };
   return { native, items: storedItems(items), conversation };
+}
+
+/**
+ * Items of a conversation (Conversations API): validated as input items are, each with an id; errors
+ * name them under `param` (`items`).
+ */
+export function conversationItems(raw: unknown[], param: string): StoredItem[] {
+  try {
+    return storedItems(parseItems(raw));
+  } catch (err) {
+    if (!(err instanceof GatewayError)) throw err;
+    throw new GatewayError(err.code, err.message.replace(/\binput\b/, param), {
+      param: err.param?.replace(/^input/, param),
+    });
+  }
+}
+
+/** The chat history a conversation's items make (the items a turn on it continues from). */
+export function conversationHistory(items: readonly Record<string, unknown>[]): ChatMessage[] {
+  const known: readonly string[] = Object.keys(INPUT_ITEMS);
+  const usable = items.filter((i) => known.includes(String(i.type)));
+  return usable.length === 0 ? [] : toMessages(parseItems(usable), []);
 }
