@@ -1,6 +1,6 @@
 import { GatewayError } from '../errors/index.ts';
 import type { ChatMessage } from '../providers/types.ts';
-import { conversationHistory } from '../requests/responses-translate.ts';
+import { conversationHistory } from '../requests/conversation-items.ts';
 import type { ConversationStore } from './types.ts';
 
 export const DAY_MS = 86_400_000;

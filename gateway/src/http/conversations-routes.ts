@@ -3,6 +3,7 @@ import type { AuthContext } from '../auth/authenticate.ts';
 import { conversationNotFound, DAY_MS, guarded } from '../conversations/turn.ts';
 import type { ConversationItem, ConversationObject, ConversationStore } from '../conversations/types.ts';
 import { GatewayError } from '../errors/index.ts';
+import { conversationItems } from '../requests/conversation-items.ts';
 import {
   conversationParams,
   createConversationBody,
@@ -13,7 +14,7 @@ import {
   updateConversationBody,
 } from '../requests/conversations-schema.ts';
 import { paramRules, refuseParams } from '../requests/param-rules.ts';
-import { conversationItems, newId } from '../requests/responses-translate.ts';
+import { newId } from '../requests/responses-translate.ts';
 import { parseBody } from '../requests/zod-error.ts';
 import { compatibleAuth } from './compatible-switch.ts';
 

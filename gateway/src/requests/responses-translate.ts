@@ -83,7 +83,7 @@ export interface ResponsesTurn {
   conversation: ChatMessage[];
 }
 
-function parseItems(input: ResponsesBody['input']): ResponsesInputItem[] {
+export function parseItems(input: ResponsesBody['input']): ResponsesInputItem[] {
   if (typeof input === 'string') return [{ type: 'message', role: 'user', content: input }];
   if (input.length === 0)
     throw new GatewayError('invalid_request', 'input must not be empty.', { param: 'input' });
@@ -177,7 +177,7 @@ function pendingCalls(messages: readonly ChatMessage[]): Map<string, string> {
 }
 
 /** Input items as chat messages; function calls join the assistant message before them. */
-function toMessages(items: ResponsesInputItem[], history: readonly ChatMessage[]): ChatMessage[] {
+export function toMessages(items: ResponsesInputItem[], history: readonly ChatMessage[]): ChatMessage[] {
   const out: ChatMessage[] = [];
   const pending = pendingCalls(history);
   const answered = new Set<string>();
@@ -234,7 +234,7 @@ function toMessages(items: ResponsesInputItem[], history: readonly ChatMessage[]
 }
 
 /** Input items as GET /v1/responses/{id}/input_items lists them. */
-function storedItems(items: ResponsesInputItem[]): StoredItem[] {
+export function storedItems(items: ResponsesInputItem[]): StoredItem[] {
   return items.map((item) => {
     if (item.type === 'function_call')
       return { ...item, id: item.id ?? newId('fc'), status: item.status ?? 'completed' };
@@ -375,26 +375,4 @@ export function responsesToNative(
     ...(body.stream ? { stream: true } : {}),
   };
   return { native, items: storedItems(items), conversation };
-}
-
-/**
- * Items of a conversation (Conversations API): validated as input items are, each with an id; errors
- * name them under `param` (`items`).
- */
-export function conversationItems(raw: unknown[], param: string): StoredItem[] {
-  try {
-    return storedItems(parseItems(raw));
-  } catch (err) {
-    if (!(err instanceof GatewayError)) throw err;
-    throw new GatewayError(err.code, err.message.replace(/\binput\b/, param), {
-      param: err.param?.replace(/^input/, param),
-    });
-  }
-}
-
-/** The chat history a conversation's items make (the items a turn on it continues from). */
-export function conversationHistory(items: readonly Record<string, unknown>[]): ChatMessage[] {
-  const known: readonly string[] = Object.keys(INPUT_ITEMS);
-  const usable = items.filter((i) => known.includes(String(i.type)));
-  return usable.length === 0 ? [] : toMessages(parseItems(usable), []);
 }
