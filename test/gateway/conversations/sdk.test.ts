@@ -1,7 +1,7 @@
 /**
  * The Conversations API and POST /v1/responses/input_tokens with the official `openai` SDK, against
- * two real gateway processes on one Redis in front of the provider simulator: every call of
- * `client.conversations`, `responses.create({conversation})` continued on the other process right
+ * three real gateway processes on one Redis in front of the provider simulator: every call of
+ * `client.conversations`, `responses.create({conversation})` continued on another process right
  * after each answer (streamed and not), the token count, and another project's ids.
  */
 import OpenAI from 'openai';
@@ -29,6 +29,7 @@ let sim: Simulator;
 let redis: Awaited<ReturnType<typeof startRedis>>;
 let a: RunningGateway;
 let b: RunningGateway;
+let c: RunningGateway;
 
 const manifests = (simUrl: string) => [
   ...baseConfig(simUrl),
@@ -42,10 +43,12 @@ beforeAll(async () => {
   redis = await startRedis();
   a = await startGateway(manifests(sim.url), { redisUrl: redis.url });
   b = await startGateway(manifests(sim.url), { redisUrl: redis.url });
+  c = await startGateway(manifests(sim.url), { redisUrl: redis.url });
 });
 afterAll(async () => {
   await a?.close();
   await b?.close();
+  await c?.close();
   await redis?.stop();
   await sim?.close();
 });
@@ -147,11 +150,11 @@ describe('conversations', () => {
 });
 
 describe('responses.create({conversation})', () => {
-  it('each turn is appended before its answer; the other process continues right after', async () => {
+  it('each turn is appended before its answer; another process continues right after', async () => {
     const conv = await client(a).conversations.create({
       items: [{ type: 'message', role: 'developer', content: 'Answer briefly.' }],
     });
-    const pods = [a, b, a, b, a, b];
+    const pods = [a, b, c, a, c, b, a];
     let continued = 0;
     for (const [i, gw] of pods.entries()) {
       const r = await client(gw).responses.create({
@@ -169,7 +172,9 @@ describe('responses.create({conversation})', () => {
     const items = await client(b).conversations.items.list(conv.id, { order: 'asc', limit: 100 });
     expect(items.data).toHaveLength(1 + 2 * pods.length);
     expect(items.data.at(-1)).toMatchObject({ type: 'message', role: 'assistant' });
-    console.log(`conversation continued on the other process ${continued} times, ${items.data.length} items`);
+    console.log(
+      `conversation continued on another of 3 processes ${continued} times, ${items.data.length} items`,
+    );
   });
 
   it('a streamed turn is appended before response.completed; a tool round trip carries over', async () => {
