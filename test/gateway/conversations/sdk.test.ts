@@ -4,11 +4,13 @@
  * `client.conversations`, `responses.create({conversation})` continued on another process right
  * after each answer (streamed and not), the token count, and another project's ids.
  */
+import { Redis } from 'ioredis';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startRedis } from '#devkit/redis';
+import { CONVERSATION_KEYS } from '#gateway/conversations/keys';
 import { type RunningGateway, startGateway } from '../../harness/gateway.ts';
-import { API_KEY, baseConfig, OTHER_KEY, workflow } from '../../harness/manifests.ts';
+import { API_KEY, baseConfig, OTHER_KEY, PROJECT_ID, workflow } from '../../harness/manifests.ts';
 import { type Simulator, startSimulator } from '../../simulator/index.ts';
 import { workflowOf } from '../../spend/manifests.ts';
 
@@ -129,6 +131,23 @@ describe('conversations', () => {
       ids[2],
       ids[0],
     ]);
+  });
+
+  it('kept in Redis under the project for its stored-responses retention (default 30 days)', async () => {
+    const conv = await client().conversations.create({ items: [{ role: 'user', content: 'keep me' }] });
+    const redisClient = new Redis(redis.url);
+    try {
+      for (const key of [
+        CONVERSATION_KEYS.conversation(PROJECT_ID, conv.id),
+        CONVERSATION_KEYS.items(PROJECT_ID, conv.id),
+      ]) {
+        const ttl = await redisClient.pttl(key);
+        expect(ttl).toBeGreaterThan(30 * 86_400_000 - 60_000);
+        expect(ttl).toBeLessThanOrEqual(30 * 86_400_000);
+      }
+    } finally {
+      redisClient.disconnect();
+    }
   });
 
   it("another project's conversation is a 404 everywhere", async () => {
