@@ -160,6 +160,7 @@ export function createGateway(store: SnapshotStore, opts: GatewayOptions = {}): 
     jobs,
     sessions: stores.sessions,
     storedResponses: stores.responses,
+    conversations: stores.conversations,
     console: opts.console,
     consoleWeb,
     http: opts.http,

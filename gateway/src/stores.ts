@@ -15,6 +15,11 @@ import {
   MemoryConsoleSessionStore,
   RedisConsoleSessionStore,
 } from './console-web/store.ts';
+import {
+  type ConversationStore,
+  MemoryConversationStore,
+  RedisConversationStore,
+} from './conversations/index.ts';
 import { MemorySessionStore } from './sessions/memory-store.ts';
 import { RedisSessionStore } from './sessions/redis-store.ts';
 import type { SessionStore } from './sessions/types.ts';
@@ -41,6 +46,8 @@ export interface Stores {
   runner: JobRunner;
   /** The Responses API's stored responses (previous_response_id). */
   responses: StoredResponseStore;
+  /** The Conversations API's conversations and their items. */
+  conversations: ConversationStore;
   /** The web console's sessions, one-time links and sign-in attempts. */
   consoleSessions: ConsoleSessionStore;
 }
@@ -66,6 +73,7 @@ export function createStores(
       bus: new MemoryResultBus(),
       runner: new MemoryJobRunner({ now, logger, concurrency: opts.async.concurrency }),
       responses: new MemoryStoredResponseStore(now),
+      conversations: new MemoryConversationStore(now),
       consoleSessions: new MemoryConsoleSessionStore(now),
     };
   return {
@@ -92,6 +100,7 @@ export function createStores(
       },
     }),
     responses: new RedisStoredResponseStore(redis),
+    conversations: new RedisConversationStore(redis),
     consoleSessions: new RedisConsoleSessionStore(redis),
   };
 }

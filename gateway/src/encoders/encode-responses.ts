@@ -127,6 +127,9 @@ export function responseObject(
     output: state.output,
     parallel_tool_calls: b.parallel_tool_calls ?? true,
     previous_response_id: b.previous_response_id ?? null,
+    ...(b.conversation
+      ? { conversation: { id: typeof b.conversation === 'string' ? b.conversation : b.conversation.id } }
+      : {}),
     reasoning: { effort: b.reasoning?.effort ?? null, summary: null },
     service_tier: b.service_tier ?? 'default',
     store: b.store ?? true,

@@ -17,6 +17,7 @@ export type ErrorCode =
   | 'rate_limit_exceeded'
   | 'session_not_found'
   | 'response_not_found'
+  | 'conversation_not_found'
   | 'payload_too_large'
   | 'unsupported_media_type'
   | 'not_found'
@@ -48,6 +49,7 @@ export const STATUS_OF: Record<ErrorCode, number> = {
   rate_limit_exceeded: 429,
   session_not_found: 422,
   response_not_found: 404,
+  conversation_not_found: 404,
   payload_too_large: 413,
   unsupported_media_type: 415,
   not_found: 404,

@@ -6,6 +6,7 @@ import { authenticate, credentialOf, requireScope } from '../auth/authenticate.t
 import type { CookieAuthenticator } from '../auth/session.ts';
 import type { ConsoleBackend } from '../console/backend.ts';
 import { consoleRoutes } from '../console/routes.ts';
+import type { ConversationStore } from '../conversations/types.ts';
 import { GatewayError } from '../errors/index.ts';
 import type { GatewayMetrics } from '../observability/metrics.ts';
 import type { Pipeline } from '../pipeline/run.ts';
@@ -18,8 +19,10 @@ import type { StoredResponseStore } from '../stored-responses/types.ts';
 import type { Tracing } from '../tracing/types.ts';
 import { asyncRoutes } from './async-routes.ts';
 import { compatRoutes } from './compat-routes.ts';
+import { conversationsRoutes } from './conversations-routes.ts';
 import './context.ts';
 import { sendError, sendFrameworkError, surfaceOf } from './errors.ts';
+import { inputTokensRoute } from './input-tokens-route.ts';
 import { installJsonParsers } from './json-parser.ts';
 import { messagesRoutes } from './messages-routes.ts';
 import { nativeRoutes } from './native-routes.ts';
@@ -47,6 +50,7 @@ export interface GatewayAppOptions {
   jobs: AsyncJobs;
   sessions: SessionStore;
   storedResponses: StoredResponseStore;
+  conversations: ConversationStore;
   /** Wall clock for request-log times and usage buckets (tests inject one). */
   now: () => number;
   /** Where the console API writes workflows; the console routes answer 503 without one. */
@@ -162,7 +166,9 @@ export function buildGatewayApp(opts: GatewayAppOptions): FastifyInstance {
       async (scoped) => {
         nativeRoutes(scoped, pipeline);
         compatRoutes(scoped, pipeline);
-        responsesRoutes(scoped, pipeline, opts.storedResponses, now);
+        responsesRoutes(scoped, pipeline, opts.storedResponses, now, opts.conversations);
+        conversationsRoutes(scoped, opts.conversations, now);
+        inputTokensRoute(scoped, opts.storedResponses, opts.conversations);
         messagesRoutes(scoped, pipeline);
         readRoutes(scoped, state, now);
         sessionRoutes(scoped, opts.sessions);

@@ -44,7 +44,7 @@ function fromFastify(err: FastifyError): GatewayError | undefined {
  * `responses.create`, ...) gets the OpenAI-shaped 404 `unknown_url` it can parse.
  */
 const COMPAT_PATH =
-  /^\/(?:api\/)?v1\/(?:chat|completions|responses|models|embeddings|images|audio|moderations|files|uploads|batches|fine_tuning|assistants|threads|vector_stores|realtime|provider-models)(?:[/?]|$)/;
+  /^\/(?:api\/)?v1\/(?:chat|completions|responses|models|embeddings|images|audio|moderations|files|uploads|batches|fine_tuning|assistants|threads|vector_stores|realtime|conversations|provider-models)(?:[/?]|$)/;
 
 /** Anthropic API paths: an unknown one gets the Anthropic-shaped 404 its SDK parses. */
 const MESSAGES_PATH = /^\/(?:api\/)?v1\/messages(?:[/?]|$)/;

@@ -1,4 +1,11 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import {
+  continuedConversation,
+  conversationNotFound,
+  guarded,
+  oneContinuation,
+} from '../conversations/turn.ts';
+import type { ConversationItem, ConversationStore } from '../conversations/types.ts';
 import { answeredResponse, type ResponseEcho } from '../encoders/encode-responses.ts';
 import { writeResponsesStream } from '../encoders/responses-sse.ts';
 import { resultOrUpstreamError } from '../encoders/result-or-upstream-error.ts';
@@ -38,12 +45,17 @@ export function responsesRoutes(
   pipeline: Pipeline,
   store: StoredResponseStore,
   now: () => number,
+  conversations: ConversationStore,
 ): void {
   const create = async (req: FastifyRequest, reply: FastifyReply): Promise<unknown> => {
     const auth = compatibleAuth(req);
     rejectResponsesParams(req.body);
     const body = parseBody(responsesBody, req.body);
     const projectId = auth.project.config.id;
+    oneContinuation(body);
+    const conversation = body.conversation
+      ? await continuedConversation(conversations, projectId, body.conversation)
+      : undefined;
     let previous: StoredResponse | undefined;
     if (body.previous_response_id) {
       previous = await store.get(projectId, body.previous_response_id).catch((err: unknown) => {
@@ -53,7 +65,7 @@ export function responsesRoutes(
     }
     const turn = responsesToNative(
       body,
-      previous && !previous.sessionId ? conversationOf(previous) : [],
+      conversation?.history ?? (previous && !previous.sessionId ? conversationOf(previous) : []),
       previous?.sessionId,
       auth.project.workflows.get(body.model)?.config.hostedTools,
     );
@@ -70,7 +82,17 @@ export function responsesRoutes(
       toolNames: turn.toolNames,
     };
     let sessionId: string | undefined;
+    const retentionMs = auth.project.config.storedResponses.retentionDays * DAY_MS;
+    // The turn joins its conversation before the answer goes out, so any process continues from it.
+    const appended = async (response: Record<string, unknown>): Promise<void> => {
+      if (!conversation) return;
+      const output = (Array.isArray(response.output) ? response.output : []) as ConversationItem[];
+      const items = [...(turn.items as ConversationItem[]), ...output];
+      if (!(await guarded(conversations.append(projectId, conversation.id, items, retentionMs))))
+        throw conversationNotFound(conversation.id, 'conversation');
+    };
     const stored = async (response: Record<string, unknown>): Promise<void> => {
+      await appended(response);
       if (body.store === false) return;
       const record: StoredResponse = {
         id: echo.id,
@@ -83,7 +105,7 @@ export function responsesRoutes(
         ] as unknown as Record<string, unknown>[],
         ...(sessionId ? { sessionId } : {}),
       };
-      await store.put(projectId, record, auth.project.config.storedResponses.retentionDays * DAY_MS);
+      await store.put(projectId, record, retentionMs);
     };
     const { ex, result: outcome } = await serve(pipeline, req, reply, 'responses', {
       body: turn.native,
@@ -96,7 +118,7 @@ export function responsesRoutes(
     if (result.kind !== 'chat') throw new Error(`unexpected ${result.kind} result for a response`);
     const response = answeredResponse(echo, result);
     await stored(response).catch((err: unknown) => {
-      throw unavailable(err);
+      throw err instanceof GatewayError ? err : unavailable(err);
     });
     return reply.send(response);
   };

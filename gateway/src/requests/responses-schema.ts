@@ -137,7 +137,6 @@ export const RESPONSES_REFUSED = [
   'access_programs',
   'background',
   'context_management',
-  'conversation',
   'image',
   'max_tool_calls',
   'moderation',
@@ -180,6 +179,12 @@ export const responsesBody = z.object({
   metadata: z.record(z.string().max(64), z.string().max(512)).nullish(),
   store: z.boolean().nullish(),
   previous_response_id: z.string().min(1).max(256).nullish(),
+  /** A conversation of the Conversations API: its items are the input's prefix, and the turn is appended. */
+  conversation: z
+    .union([z.string().min(1).max(256), z.object({ id: z.string().min(1).max(256) })], {
+      error: 'conversation must be a conversation id or an object with its id',
+    })
+    .nullish(),
   stream: z.boolean().nullish(),
   user: z.string().max(256).nullish(),
   service_tier: z.string().min(1).max(32).nullish(),

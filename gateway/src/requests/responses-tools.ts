@@ -4,7 +4,7 @@ import { GatewayError } from '../errors/index.ts';
 import type { ToolCall } from '../providers/types.ts';
 import { isObjectSchema } from './common-schema.ts';
 import type { NativeBody } from './native-schema.ts';
-import { asRuleName, checkedToolName } from './tool-name.ts';
+import { asRuleName, checkedToolName, isToolName } from './tool-name.ts';
 
 /**
  * The tools of a Responses request as the providers take them: function tools. A `namespace` tool's
@@ -53,7 +53,7 @@ const refKey = (namespace: string | undefined, name: string): string => `${names
 /** `<namespace>__<name>` when that follows the name rule; otherwise a readable prefix and a hash. */
 export function flatName(namespace: string, name: string, hashed = false): string {
   const plain = `${namespace}__${name}`;
-  if (!hashed && /^[a-zA-Z0-9_-]{1,64}$/.test(plain)) return plain;
+  if (!hashed && isToolName(plain)) return plain;
   const hash = createHash('sha256').update(`${namespace}/${name}`).digest('hex').slice(0, 8);
   return `${asRuleName(plain, 'tool').slice(0, 55)}_${hash}`;
 }

@@ -42,6 +42,7 @@ export const RESPONSES_MAPPED = [
   'metadata',
   'store',
   'previous_response_id',
+  'conversation',
   'stream',
   'user',
   'service_tier',
@@ -92,7 +93,7 @@ export interface ResponsesTurn {
   omittedTools: string[];
 }
 
-function parseItems(input: ResponsesBody['input']): ResponsesInputItem[] {
+export function parseItems(input: ResponsesBody['input']): ResponsesInputItem[] {
   if (typeof input === 'string') return [{ type: 'message', role: 'user', content: input }];
   if (input.length === 0)
     throw new GatewayError('invalid_request', 'input must not be empty.', { param: 'input' });
@@ -181,7 +182,7 @@ function pendingCalls(messages: readonly ChatMessage[]): Map<string, string> {
 }
 
 /** Input items as chat messages; function calls join the assistant message before them. */
-function toMessages(
+export function toMessages(
   items: ResponsesInputItem[],
   history: readonly ChatMessage[],
   names: ToolNames,
@@ -238,7 +239,7 @@ function toMessages(
 }
 
 /** Input items as GET /v1/responses/{id}/input_items lists them. */
-function storedItems(items: ResponsesInputItem[]): StoredItem[] {
+export function storedItems(items: ResponsesInputItem[]): StoredItem[] {
   return items.map((item) => {
     if (item.type === 'function_call')
       return { ...item, id: item.id ?? newId('fc'), status: item.status ?? 'completed' };

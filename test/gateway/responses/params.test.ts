@@ -222,7 +222,7 @@ const CASES: Case[] = [
     expect: { ...openais({}), anthropic: sent(), gemini: sent() },
   },
 ];
-const COVERED_BELOW = ['stream', 'previous_response_id'];
+const COVERED_BELOW = ['stream', 'previous_response_id', 'conversation'];
 
 describe('every parameter of the Responses schema is accounted for', () => {
   it('each key is mapped or refused, never both, and each mapped key has a case', () => {
@@ -268,7 +268,6 @@ describe('refused by the surface: 400 unsupported_parameter naming it, nothing s
     access_programs: { cyber: 'standard' },
     background: true,
     context_management: [{ type: 'compaction' }],
-    conversation: 'conv_1',
     image: { size: '1024x1024' },
     max_tool_calls: 3,
     moderation: { mode: 'strict' },
@@ -329,6 +328,14 @@ describe('bad input: a 400/404 in OpenAI shape, never a 5xx', () => {
       'input[1]',
     ],
     ['unknown previous_response_id', { previous_response_id: 'resp_nope' }, 404, 'previous_response_id'],
+    ['unknown conversation', { conversation: 'conv_nope' }, 404, 'conversation'],
+    ['conversation not an id', { conversation: 7 }, 400, 'conversation'],
+    [
+      'conversation with previous_response_id',
+      { conversation: { id: 'conv_1' }, previous_response_id: 'resp_1' },
+      400,
+      'conversation',
+    ],
     ['temperature out of range', { temperature: 3 }, 400, 'temperature'],
   ];
   it.each(cases)('%s', async (_name, params, status, param) => {

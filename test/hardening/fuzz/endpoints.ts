@@ -473,6 +473,58 @@ export function endpoints(runs: number, channels: () => string[]): Endpoint[] {
       ),
     },
     {
+      name: 'POST /v1/responses/input_tokens',
+      surface: 'compat',
+      logged: false,
+      runs: Math.ceil(runs / 3),
+      call: post(
+        prefix.map((p) => `${p}/responses/input_tokens`),
+        bodies([
+          { model: 'chat-wf', input: 'hello there', instructions: 'be brief' },
+          { model: 'claude-wf', conversation: 'conv_1', tools: RESPONSES[1]!.tools },
+        ]),
+        'ai',
+      ),
+    },
+    {
+      name: 'the Conversations API',
+      surface: 'compat',
+      logged: false,
+      runs: Math.ceil(runs / 2),
+      call: fc.oneof(
+        post(
+          prefix.map((p) => `${p}/conversations`),
+          bodies([{ metadata: { a: 'b' }, items: [{ type: 'message', role: 'user', content: 'hi' }] }]),
+          'ai',
+        ),
+        post(
+          fc
+            .tuple(prefix, responseId, fc.constantFrom('', '/items'))
+            .map(([p, id, rest]) => `${p}/conversations/${id}${rest}`),
+          bodies([{ metadata: { a: 'b' } }, { items: [{ role: 'user', content: 'hi' }] }]),
+          'ai',
+        ),
+        get(
+          fc
+            .tuple(
+              prefix,
+              responseId,
+              fc.constantFrom('', '/items', '/items/msg_1'),
+              qs(['limit', 'order', 'after']),
+            )
+            .map(([p, id, rest, q]) => `${p}/conversations/${id}${rest}${q}`),
+          'ai',
+        ),
+        fc.record({
+          method: fc.constant('DELETE' as const),
+          path: fc
+            .tuple(prefix, responseId, fc.constantFrom('', '/items/msg_1'))
+            .map(([p, id, rest]) => `${p}/conversations/${id}${rest}`),
+          credential: credential('ai'),
+        }),
+      ),
+    },
+    {
       name: 'POST /v1/messages, /messages/count_tokens',
       surface: 'messages',
       logged: true,
