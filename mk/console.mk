@@ -20,3 +20,8 @@ typecheck: console-typecheck
 .PHONY: console-typecheck
 console-typecheck: deps
 	tsc -p console/tsconfig.json --noEmit
+
+# The README's screenshots (docs/images), taken by the browser suite against a real gateway.
+.PHONY: screenshots
+screenshots: console console-browser
+	SWITCHYARD_SCREENSHOTS=docs vitest run test/console/browser.test.ts test/console/playground.test.ts

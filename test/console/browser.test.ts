@@ -17,7 +17,7 @@ import { API_KEY, baseConfig, NO_AI_SCOPE_KEY, PROJECT, PROJECT_ID, workflow } f
 import { type Simulator, startSimulator } from '../simulator/index.ts';
 import { accessibilityProblems, launch, openPage, type Watched } from './browser.ts';
 import { CONSOLE_DIR, ensureBundle } from './bundle.ts';
-import { root } from './helpers.ts';
+import { screenshotPath } from './helpers.ts';
 
 const HOSTILE =
   '<script>window.__pwned=1</script><img src=x onerror="window.__pwned=1"> <a href="javascript:window.__pwned=1">x</a>';
@@ -223,7 +223,7 @@ describe('console in a browser', () => {
     await w.page.goto('about:blank');
     await w.page.goto(permalink);
     await w.page.locator('ol.attempts li').nth(1).waitFor();
-    await w.page.screenshot({ path: join(root, 'docs/images/console-log-detail.png') });
+    await w.page.screenshot({ path: screenshotPath('console-log-detail.png') });
 
     await w.page.goto(`${gw.url}/console/#/logs?workflow=chat`);
     for (let i = 0; i < 3; i++) {

@@ -6,6 +6,14 @@ import { freePort } from '#devkit/ports';
 
 export const root = resolve(fileURLToPath(import.meta.url), '../../..');
 
+/**
+ * Where the suite saves its screenshots: .cache/screenshots on every run (each page's ids and times
+ * differ, so writing the README's copies each time would leave the tree changed after every run),
+ * and docs/images, the README's, with `make screenshots` (SWITCHYARD_SCREENSHOTS=docs).
+ */
+export const screenshotPath = (name: string): string =>
+  resolve(root, process.env.SWITCHYARD_SCREENSHOTS === 'docs' ? 'docs/images' : '.cache/screenshots', name);
+
 export interface Answer {
   status: number;
   body: Record<string, unknown>;

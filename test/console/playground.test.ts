@@ -17,7 +17,7 @@ import { apiKey, baseConfig, PROJECT, provider, workflow } from '../harness/mani
 import { type Simulator, startSimulator } from '../simulator/index.ts';
 import { accessibilityProblems, launch, openPage, type Watched } from './browser.ts';
 import { CONSOLE_DIR, ensureBundle } from './bundle.ts';
-import { root } from './helpers.ts';
+import { screenshotPath } from './helpers.ts';
 
 /** A key that may sign in to the console and run workflows. */
 const PLAY_KEY = 'sy_live_PlaygroundKey0123456789abcdefghijk';
@@ -124,7 +124,7 @@ describe('console playground', () => {
     for (const field of ['duration_ms', 'usage', 'cost_usd', 'cache', 'request_log_id'])
       expect(meta).toContain(field);
     expect(w.page.url()).toContain('#/playground?workflow=failover');
-    await w.page.screenshot({ path: join(root, 'docs/images/console-playground.png'), fullPage: true });
+    await w.page.screenshot({ path: screenshotPath('console-playground.png'), fullPage: true });
 
     const id = (await w.page
       .locator('dl.fields div')
