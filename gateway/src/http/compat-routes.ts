@@ -5,7 +5,6 @@ import { chatCompletion, nativeData } from '../encoders/data.ts';
 import { encodeCompletionStream, textCompletion } from '../encoders/encode-completions.ts';
 import { encodeStream } from '../encoders/encode-stream.ts';
 import { resultOrUpstreamError } from '../encoders/result-or-upstream-error.ts';
-import { GatewayError } from '../errors/index.ts';
 import type { Pipeline } from '../pipeline/run.ts';
 import type { CanonicalResult } from '../providers/types.ts';
 import { compatChatToNative, rejectUnsupported } from '../requests/compat-chat.ts';
@@ -15,7 +14,7 @@ import { compatChatBody, compatCompletionBody } from '../requests/compat-schema.
 import { LIMITS } from '../requests/limits.ts';
 import type { NativeBody } from '../requests/native-schema.ts';
 import { parseBody } from '../requests/zod-error.ts';
-import { compatibleAuth } from './compatible-switch.ts';
+import { compatibleAuth, modelWorkflow } from './compatible-switch.ts';
 import { serve } from './context.ts';
 import { modelObject, providerModels } from './models.ts';
 import { readTranscriptionForm } from './transcription-form.ts';
@@ -152,12 +151,7 @@ export function compatRoutes(app: FastifyInstance, pipeline: Pipeline): void {
   app.get('/models/:model', { config }, async (req) => {
     const auth = compatibleAuth(req);
     const name = (req.params as { model: string }).model;
-    const wf = auth.project.workflows.get(name);
-    if (!wf)
-      throw new GatewayError(
-        'workflow_not_found',
-        `The model "${name}" does not exist: no workflow of this project has that name.`,
-      );
+    const wf = modelWorkflow(auth, name);
     return modelObject(wf);
   });
   app.get('/provider-models', { config }, async (req) => providerModels(compatibleAuth(req).project));

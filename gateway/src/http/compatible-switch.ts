@@ -1,5 +1,6 @@
 import type { AuthContext } from '../auth/authenticate.ts';
 import { GatewayError } from '../errors/index.ts';
+import type { RuntimeWorkflow } from '../snapshot/runtime.ts';
 import { authOf } from './context.ts';
 
 /**
@@ -16,4 +17,16 @@ export function compatibleAuth(req: { auth: AuthContext | null }): AuthContext {
       { hint: 'Set spec.compatibleApi.enabled: true on the Project.' },
     );
   return auth;
+}
+
+/** The workflow a compatible endpoint's `model` names; 404 `workflow_not_found` in its own words. */
+export function modelWorkflow(auth: AuthContext, model: string): RuntimeWorkflow {
+  const wf = auth.project.workflows.get(model);
+  if (!wf)
+    throw new GatewayError(
+      'workflow_not_found',
+      `The model "${model}" does not exist: no workflow of this project has that name.`,
+      { param: 'model' },
+    );
+  return wf;
 }

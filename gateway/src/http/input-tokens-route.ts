@@ -12,7 +12,7 @@ import { parseBody } from '../requests/zod-error.ts';
 import { conversationOf } from '../stored-responses/record.ts';
 import type { StoredResponseStore } from '../stored-responses/types.ts';
 import { exactMessageTokens } from '../tokens/count.ts';
-import { compatibleAuth } from './compatible-switch.ts';
+import { compatibleAuth, modelWorkflow } from './compatible-switch.ts';
 
 const PARAMS = paramRules(inputTokensBody.shape);
 
@@ -34,13 +34,7 @@ export function inputTokensRoute(
     const body = parseBody(inputTokensBody, req.body ?? {});
     oneContinuation(body);
     const projectId = auth.project.config.id;
-    const wf = auth.project.workflows.get(body.model);
-    if (!wf)
-      throw new GatewayError(
-        'workflow_not_found',
-        `The model "${body.model}" does not exist: no workflow of this project has that name.`,
-        { param: 'model' },
-      );
+    const wf = modelWorkflow(auth, body.model);
     let history: ChatMessage[] = [];
     if (body.conversation)
       history = (await continuedConversation(conversations, projectId, body.conversation)).history;

@@ -3,7 +3,6 @@ import { randomHex } from '../domain/ids.ts';
 import { messageObject } from '../encoders/encode-messages.ts';
 import { writeMessagesStream } from '../encoders/messages-sse.ts';
 import { resultOrUpstreamError } from '../encoders/result-or-upstream-error.ts';
-import { GatewayError } from '../errors/index.ts';
 import type { Pipeline } from '../pipeline/run.ts';
 import type { ChatMessage, ChatRequest } from '../providers/types.ts';
 import { LIMITS } from '../requests/limits.ts';
@@ -17,7 +16,7 @@ import {
 } from '../requests/messages-translate.ts';
 import { parseBody } from '../requests/zod-error.ts';
 import { countMessageTokens, exactMessageTokens } from '../tokens/count.ts';
-import { compatibleAuth } from './compatible-switch.ts';
+import { compatibleAuth, modelWorkflow } from './compatible-switch.ts';
 import { serve } from './context.ts';
 
 const CHAT_TYPES = ['chat', 'vision'] as const;
@@ -63,13 +62,7 @@ export function messagesRoutes(app: FastifyInstance, pipeline: Pipeline): void {
     rejectCountTokensParams(req.body);
     const body = parseBody(countTokensBody, req.body);
     checkMessagesBreakpoints(body);
-    const wf = auth.project.workflows.get(body.model);
-    if (!wf)
-      throw new GatewayError(
-        'workflow_not_found',
-        `The model "${body.model}" does not exist: no workflow of this project has that name.`,
-        { param: 'model' },
-      );
+    const wf = modelWorkflow(auth, body.model);
     const slot = wf.slots[0]!;
     const type = auth.project.providers.get(slot.provider)?.config.type ?? 'anthropic';
     const system = wf.config.systemInstructions;
