@@ -158,7 +158,7 @@ export const workflowSpec = z
               .min(1)
               .max(64)
               .regex(/^[a-z0-9_]+$/, 'must be a tool type such as web_search'),
-            z.enum(HOSTED_TOOL_ACTIONS),
+            z.enum(HOSTED_TOOL_ACTIONS).meta({ description: 'refuse (a 400 naming the tool) or omit.' }),
           )
           .optional()
           .meta({ description: 'Per hosted tool type (web_search, file_search, mcp, ...): refuse or omit.' }),
