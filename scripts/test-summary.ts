@@ -1,9 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { relative } from 'node:path';
 
-// Prints what each test folder cost (seconds of its files, run two at a time, so the sum exceeds
-// the wall time) and then the plain closing line CI reads ("N passed, N failed") from vitest's JSON
-// report.
+// Prints what each test folder cost (the seconds its tests ran, as vitest's JSON report times each
+// file: without the setup hooks that start servers, so the sum is below the wall time) and then the
+// plain closing line CI reads ("N passed, N failed").
 interface Report {
   numPassedTests?: number;
   numFailedTests?: number;
@@ -34,7 +34,7 @@ for (const file of report.testResults ?? []) {
 if (byFolder.size > 0) {
   const rows = [...byFolder].sort((a, b) => b[1].seconds - a[1].seconds);
   const wall = report.startTime ? ((last - report.startTime) / 1000).toFixed(0) : '?';
-  console.log(`test time by folder (file seconds, two files at a time; wall ${wall} s):`);
+  console.log(`test time by folder (seconds the tests ran, setup hooks not counted; wall ${wall} s):`);
   for (const [folder, f] of rows)
     console.log(`  ${folder.padEnd(24)} ${f.seconds.toFixed(1).padStart(7)} s  ${f.files} files`);
 }
