@@ -70,23 +70,19 @@ describe('Codex CLI over the Responses surface, with only the provider entry', (
       const work = join(home, `codex-work-${t.workflow}`);
       await mkdir(codexHome, { recursive: true });
       await mkdir(work, { recursive: true });
-      // The README's provider entry and nothing else but telemetry and the update check off: Codex's
-      // default tools (its namespaces, hosted web_search, ...) all reach the gateway.
+      // The README's provider entry and nothing else: Codex's defaults (its namespaces, hosted
+      // web_search, analytics, the update check) as a user has them.
       await writeFile(
         join(codexHome, 'config.toml'),
         [
           `model = "${t.workflow}"`,
           'model_provider = "switchyard"',
-          'check_for_update_on_startup = false',
           '',
           '[model_providers.switchyard]',
           'name = "Switchyard"',
           `base_url = "${gw.url}/v1"`,
           'env_key = "SWITCHYARD_API_KEY"',
           'wire_api = "responses"',
-          '',
-          '[analytics]',
-          'enabled = false',
         ].join('\n'),
       );
       // The model's first answer calls Codex's shell tool on a file only the tool can read; its output
