@@ -4,6 +4,7 @@ export * from './redis-keys.ts';
 export * from './redis-script.ts';
 export * from './seal.ts';
 export * from './snapshot.ts';
+export * from './mcp.ts';
 export * from './spend.ts';
 export * from './startup-memory.ts';
 export * from './vocabulary.ts';

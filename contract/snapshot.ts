@@ -7,6 +7,7 @@ import {
   SPEND_PERIODS,
   WEBHOOK_EVENT_TYPES,
 } from './vocabulary.ts';
+import { snapshotMcpServer } from './mcp.ts';
 
 /**
  * The snapshot is the only contract between the operator (or embedded mode) and the gateway pods.
@@ -215,6 +216,8 @@ export const snapshotProject = z.object({
     maxEntries: REQUEST_LOGS.defaultMaxEntries,
   }),
   storedResponses: storedResponsesConfig.default({ retentionDays: STORED_RESPONSES.defaultRetentionDays }),
+  /** Keyed by the MCPServer's name; the project's servers aggregated at `/v1/mcp`. */
+  mcpServers: z.record(z.string(), snapshotMcpServer).default({}),
 });
 export type SnapshotProject = z.infer<typeof snapshotProject>;
 
@@ -226,6 +229,8 @@ export const snapshotApiKey = z.object({
   /** RFC 3339; the key is refused from this instant on (expiry or end of a rotation grace period). */
   notAfter: z.string().optional(),
   rateLimit: rateLimitConfig.optional(),
+  /** Glob patterns (`*` only) over prefixed MCP tool names this key may list and call; absent = none. */
+  toolGrants: z.array(z.string()).optional(),
 });
 export type SnapshotApiKey = z.infer<typeof snapshotApiKey>;
 

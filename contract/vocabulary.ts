@@ -67,7 +67,7 @@ export const AUTH_METHODS = [
 export type AuthMethod = (typeof AUTH_METHODS)[number];
 
 /** What an API key may call: `ai` the AI endpoints, `console` the console API. */
-export const API_KEY_SCOPES = ['ai', 'console'] as const;
+export const API_KEY_SCOPES = ['ai', 'console', 'mcp'] as const;
 export type ApiKeyScope = (typeof API_KEY_SCOPES)[number];
 
 /** Spend cap reset periods, aligned to UTC (weeks start Monday 00:00 UTC). */

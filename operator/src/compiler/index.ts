@@ -100,6 +100,7 @@ export function compileSnapshot(input: CompileInput): CompileOutput {
       spendCaps: spendCaps.get(id) ?? [],
       requestLogs: compileRequestLogs(p),
       storedResponses: { retentionDays: p.spec.storedResponses.retentionDays },
+      mcpServers: {},
     };
     const keyCount = new Set(
       Object.values(apiKeys)

@@ -17,7 +17,11 @@ import {
 export const KEY_PREFIX = 'sy_live_';
 export const MIN_KEY_LENGTH = 32;
 
-const SCOPE_MEANING: Record<ApiKeyScope, string> = { ai: 'the AI endpoints', console: 'the console API' };
+const SCOPE_MEANING: Record<ApiKeyScope, string> = {
+  ai: 'the AI endpoints',
+  console: 'the console API',
+  mcp: 'the MCP endpoint (/v1/mcp)',
+};
 
 export const apiKeySpec = z
   .object({
