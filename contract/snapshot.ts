@@ -1,4 +1,6 @@
 import { z } from 'zod';
+import { snapshotGuardrail } from './guardrails.ts';
+import { snapshotMcpServer } from './mcp.ts';
 import {
   API_KEY_SCOPES,
   PROVIDER_TYPES,
@@ -7,7 +9,6 @@ import {
   SPEND_PERIODS,
   WEBHOOK_EVENT_TYPES,
 } from './vocabulary.ts';
-import { snapshotMcpServer } from './mcp.ts';
 
 /**
  * The snapshot is the only contract between the operator (or embedded mode) and the gateway pods.
@@ -218,6 +219,8 @@ export const snapshotProject = z.object({
   storedResponses: storedResponsesConfig.default({ retentionDays: STORED_RESPONSES.defaultRetentionDays }),
   /** Keyed by the MCPServer's name; the project's servers aggregated at `/v1/mcp`. */
   mcpServers: z.record(z.string(), snapshotMcpServer).default({}),
+  /** Keyed by the Guardrail's name. */
+  guardrails: z.record(z.string(), snapshotGuardrail).default({}),
 });
 export type SnapshotProject = z.infer<typeof snapshotProject>;
 

@@ -101,6 +101,7 @@ export function compileSnapshot(input: CompileInput): CompileOutput {
       requestLogs: compileRequestLogs(p),
       storedResponses: { retentionDays: p.spec.storedResponses.retentionDays },
       mcpServers: {},
+      guardrails: {},
     };
     const keyCount = new Set(
       Object.values(apiKeys)
