@@ -80,7 +80,12 @@ export function createGateway(store: SnapshotStore, opts: GatewayOptions = {}): 
   const now = opts.now ?? (() => Date.now());
   const tracing = opts.tracing ?? TRACING_OFF;
   const asyncConfig = { ...asyncConfigFromEnv(), ...opts.async };
-  const stores = createStores(state.redis, { now, logger, async: asyncConfig });
+  const stores = createStores(state.redis, {
+    now,
+    logger,
+    async: asyncConfig,
+    answerRedis: state.answerRedis,
+  });
   const settle = createSettle({ metrics, state, logger, now });
   const webhooks = new WebhookDispatcher({
     snapshots: store,

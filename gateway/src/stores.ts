@@ -55,12 +55,15 @@ export interface Stores {
 /**
  * The one place Redis or memory is chosen: with the runtime-state client every store is its Redis
  * adapter on that shared, auto-pipelined client (so a request's writes of one tick travel in one
- * round trip); without it, in-process memory (embedded mode, unit tests).
+ * round trip), except the writes an answer waits on (stored responses, conversation turns), which
+ * take `answerRedis` so they never queue behind settlements in flight; without a client, in-process
+ * memory (embedded mode, unit tests).
  */
 export function createStores(
   redis: StateClient | undefined,
-  opts: { now: () => number; logger: Logger; async: AsyncConfig },
+  opts: { now: () => number; logger: Logger; async: AsyncConfig; answerRedis?: StateClient | undefined },
 ): Stores {
+  const answerRedis = opts.answerRedis ?? redis;
   const { now, logger } = opts;
   if (!redis)
     return {
@@ -99,8 +102,8 @@ export function createStores(
         });
       },
     }),
-    responses: new RedisStoredResponseStore(redis),
-    conversations: new RedisConversationStore(redis),
+    responses: new RedisStoredResponseStore(answerRedis ?? redis),
+    conversations: new RedisConversationStore(answerRedis ?? redis),
     consoleSessions: new RedisConsoleSessionStore(redis),
   };
 }

@@ -30,11 +30,14 @@ export interface RuntimeStateOptions {
 export function createRuntimeState(opts: RuntimeStateOptions): RuntimeState {
   if (!opts.redis) return new MemoryRuntimeState({ logger: opts.logger });
   const client = connectStateRedis(opts.redis);
-  client.on('error', (err: Error) =>
-    opts.logger.warn({ msg: 'state: redis connection problem', err: err.message }),
-  );
+  const answerClient = connectStateRedis(opts.redis, { connectionName: 'switchyard-answers' });
+  for (const c of [client, answerClient])
+    c.on('error', (err: Error) =>
+      opts.logger.warn({ msg: 'state: redis connection problem', err: err.message }),
+    );
   return new RedisRuntimeState({
     client,
+    answerClient,
     registry: opts.registry,
     logger: opts.logger,
     ownsClient: true,

@@ -176,6 +176,12 @@ export interface RuntimeState {
    */
   readonly redis: StateClient | undefined;
   /**
+   * The connection for writes an answer waits on (stored responses, conversation turns): its own
+   * socket, so such a write never queues behind a batch of settlements in flight on `redis`.
+   * The same client as `redis` when the state was given only one.
+   */
+  readonly answerRedis: StateClient | undefined;
+  /**
    * Records a finished request. Never throws and never blocks the caller: on Redis the write is
    * pipelined; if Redis is away it is buffered (bounded), retried, and what cannot be kept is
    * counted (switchyard_state_writes_dropped_total) and logged, never lost silently.

@@ -64,6 +64,7 @@ export interface MemoryStateOptions {
 export class MemoryRuntimeState implements RuntimeState {
   readonly backend = 'memory' as const;
   readonly redis = undefined;
+  readonly answerRedis = undefined;
   readonly #logs = new Map<string, ProjectLog>();
   readonly #usage = new Map<string, Hours>();
   readonly #logger: Logger;

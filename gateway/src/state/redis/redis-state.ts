@@ -17,6 +17,8 @@ import { readLogs, readUsage } from './redis-reads.ts';
 
 export interface RedisStateOptions {
   client: StateClient;
+  /** See RuntimeState.answerRedis; `client` when omitted. */
+  answerClient?: StateClient;
   registry: Registry;
   logger: Logger;
   /** Settlements kept in memory while Redis is away; beyond it the oldest are dropped (and counted). */
@@ -28,7 +30,7 @@ export interface RedisStateOptions {
   scanLimit?: number;
   /** How long close() waits for buffered settlements before dropping them. */
   closeTimeoutMs?: number;
-  /** close() also disconnects the client (when the state built it). */
+  /** close() also disconnects the clients (when the state built them). */
   ownsClient?: boolean;
   /**
    * How long a settlement waits for others before its project's batch goes out (0: at the end of
@@ -57,6 +59,10 @@ export class RedisRuntimeState implements RuntimeState {
   get redis(): StateClient {
     return this.#client;
   }
+  readonly #answerClient: StateClient | undefined;
+  get answerRedis(): StateClient {
+    return this.#answerClient ?? this.#client;
+  }
   readonly #logger: Logger;
   readonly #writes: BatchWriter;
   readonly #scanLimit: number;
@@ -66,6 +72,7 @@ export class RedisRuntimeState implements RuntimeState {
 
   constructor(opts: RedisStateOptions) {
     this.#client = opts.client;
+    this.#answerClient = opts.answerClient;
     this.#logger = opts.logger;
     this.#scanLimit = opts.scanLimit ?? 1000;
     this.#closeTimeoutMs = opts.closeTimeoutMs ?? 5000;
@@ -115,7 +122,13 @@ export class RedisRuntimeState implements RuntimeState {
     if (this.#closed) return;
     this.#closed = true;
     await this.#writes.close(Math.min(timeoutMs, this.#closeTimeoutMs));
-    if (this.#ownsClient) await this.#client.quit().catch(() => this.#client.disconnect());
+    if (!this.#ownsClient) return;
+    const quit = (c: StateClient) =>
+      c.quit().then(
+        () => undefined,
+        () => c.disconnect(),
+      );
+    await Promise.all([quit(this.#client), ...(this.#answerClient ? [quit(this.#answerClient)] : [])]);
   }
 
   /** A read sees this pod's own settlements: the open window goes out first and the read waits for it. */
