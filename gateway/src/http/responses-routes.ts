@@ -91,7 +91,7 @@ export function responsesRoutes(
       if (!(await guarded(conversations.append(projectId, conversation.id, items, retentionMs))))
         throw conversationNotFound(conversation.id, 'conversation');
     };
-    const stored = async (response: Record<string, unknown>): Promise<void> => {
+    const stored = async (response: Record<string, unknown>, responseJson?: string): Promise<void> => {
       await appended(response);
       if (body.store === false) return;
       const record: StoredResponse = {
@@ -105,7 +105,7 @@ export function responsesRoutes(
         ] as unknown as Record<string, unknown>[],
         ...(sessionId ? { sessionId } : {}),
       };
-      await store.put(projectId, record, retentionMs);
+      await store.put(projectId, record, retentionMs, responseJson);
     };
     const { ex, result: outcome } = await serve(pipeline, req, reply, 'responses', {
       body: turn.native,
@@ -117,10 +117,12 @@ export function responsesRoutes(
     const result = resultOrUpstreamError(reply, ex, outcome);
     if (result.kind !== 'chat') throw new Error(`unexpected ${result.kind} result for a response`);
     const response = answeredResponse(echo, result);
-    await stored(response).catch((err: unknown) => {
+    // Serialized once, for the answer and the stored record alike.
+    const json = JSON.stringify(response);
+    await stored(response, json).catch((err: unknown) => {
       throw err instanceof GatewayError ? err : unavailable(err);
     });
-    return reply.send(response);
+    return reply.type('application/json; charset=utf-8').send(json);
   };
 
   const stored = async (req: FastifyRequest): Promise<StoredResponse> => {

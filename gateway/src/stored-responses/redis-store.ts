@@ -13,10 +13,10 @@ export class RedisStoredResponseStore implements StoredResponseStore {
     this.#redis = redis;
   }
 
-  async put(projectId: string, record: StoredResponse, ttlMs: number): Promise<void> {
+  async put(projectId: string, record: StoredResponse, ttlMs: number, responseJson?: string): Promise<void> {
     await this.#redis.set(
       STORED_RESPONSE_KEYS.response(projectId, record.id),
-      JSON.stringify(record),
+      recordJson(record, responseJson),
       'PX',
       Math.max(1, Math.round(ttlMs)),
     );
@@ -31,4 +31,12 @@ export class RedisStoredResponseStore implements StoredResponseStore {
   async delete(projectId: string, id: string): Promise<boolean> {
     return (await this.#redis.del(STORED_RESPONSE_KEYS.response(projectId, id))) > 0;
   }
+}
+
+/** The record as JSON, splicing in the answer's own serialization of `response` when there is one. */
+export function recordJson(record: StoredResponse, responseJson?: string): string {
+  if (responseJson === undefined) return JSON.stringify(record);
+  const { response: _, ...rest } = record;
+  // `rest` always holds `id`, so its JSON ends in `}` after at least one member.
+  return `${JSON.stringify(rest).slice(0, -1)},"response":${responseJson}}`;
 }

@@ -20,8 +20,11 @@ export type StoredResponse = z.infer<typeof storedResponse>;
 
 /** Stored responses of every project; a response id looked up under another project does not exist. */
 export interface StoredResponseStore {
-  /** Resolves once the response is durable: the answer is sent after it. */
-  put(projectId: string, record: StoredResponse, ttlMs: number): Promise<void>;
+  /**
+   * Resolves once the response is durable: the answer is sent after it. `responseJson`, when given,
+   * is `record.response` already serialized for the answer, stored as is instead of a second time.
+   */
+  put(projectId: string, record: StoredResponse, ttlMs: number, responseJson?: string): Promise<void>;
   get(projectId: string, id: string): Promise<StoredResponse | undefined>;
   /** True when something was deleted. */
   delete(projectId: string, id: string): Promise<boolean>;
