@@ -229,6 +229,51 @@ describe('a Messages request as the canonical body', () => {
     ]);
   });
 
+  it("tool search (Claude Code's deferred tools): translated providers get the tool up front and the found tool as text; Claude gets both as written", () => {
+    const search = {
+      name: 'ToolSearch',
+      input_schema: { type: 'object', properties: { query: { type: 'string' } } },
+    };
+    const raw = {
+      ...base,
+      tools: [search, { ...WEATHER, defer_loading: true }],
+      messages: [
+        { role: 'user', content: 'Weather in Paris?' },
+        {
+          role: 'assistant',
+          content: [{ type: 'tool_use', id: 'toolu_01', name: 'ToolSearch', input: { query: 'weather' } }],
+        },
+        {
+          role: 'user',
+          content: [
+            {
+              type: 'tool_result',
+              tool_use_id: 'toolu_01',
+              content: [{ type: 'tool_reference', tool_name: 'get_weather' }],
+            },
+          ],
+        },
+      ],
+    };
+    const { body, native } = translate(raw, {
+      'anthropic-beta': 'advanced-tool-use-2025-11-20,unknown-beta-1',
+    });
+    expect(body.tools?.map((t) => t.function.name)).toEqual(['ToolSearch', 'get_weather']);
+    expect(body.messages.at(-1)).toEqual({
+      role: 'tool',
+      tool_call_id: 'toolu_01',
+      content: 'Tool "get_weather" is loaded.',
+    });
+    expect(native.body.tools).toEqual(raw.tools);
+    expect(native.headers).toEqual({ 'anthropic-beta': 'advanced-tool-use-2025-11-20' });
+    expect(refusal(() => translate({ ...raw, tools: [{ ...WEATHER, defer_loading: 'yes' }] }))).toEqual({
+      code: 'invalid_request',
+      status: 400,
+      message: 'Invalid tool: defer_loading must be a boolean.',
+      param: 'tools[0].defer_loading',
+    });
+  });
+
   it("thinking blocks are Claude's alone: the canonical turn leaves them out, the native body keeps them", () => {
     const assistant = {
       role: 'assistant',

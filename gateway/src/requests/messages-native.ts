@@ -5,7 +5,9 @@ import { MESSAGES_REFUSED, messagesBody } from './messages-schema.ts';
 /**
  * `anthropic-beta` features forwarded with a native body: they change how Claude answers within
  * what the gateway reads back (thinking between tool calls, finer tool streaming, longer output,
- * context editing, system turns mid-conversation, redacted thinking, caching, effort). Others are not forwarded: the fields they enable are
+ * context editing, system turns and tool changes mid-conversation, tool search's deferred tools,
+ * thinking token counts, redacted thinking, caching, effort). Others are not forwarded: the fields
+ * they enable are
  * refused by the surface (MCP servers, server tools, files) or they concern the caller's own
  * Anthropic account (OAuth) or a price the gateway does not know (the 1M-token context).
  */
@@ -17,6 +19,9 @@ export const FORWARDED_BETAS = [
   'output-128k-',
   'context-management-',
   'mid-conversation-system-',
+  'mid-conversation-tool-changes-',
+  'advanced-tool-use-',
+  'thinking-token-count-',
   'redact-thinking-',
   'prompt-caching-',
   'extended-cache-ttl-',

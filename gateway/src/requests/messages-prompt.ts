@@ -58,6 +58,8 @@ function resultText(b: Extract<ContentBlock, { type: 'tool_result' }>, images: C
       : c
           .flatMap((p) => {
             if (p.type === 'text') return [p.text];
+            // Translated providers get deferred tools up front (messages-translate.ts): say it loaded.
+            if (p.type === 'tool_reference') return [`Tool "${p.tool_name}" is loaded.`];
             images.push(imagePart(p));
             return [];
           })

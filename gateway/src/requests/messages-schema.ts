@@ -38,10 +38,15 @@ const toolUseBlock = z.object({
   cache_control: cacheControl,
 });
 
+/** A deferred tool a tool search found (Claude's tool search): Claude loads its definition. */
+const toolReferenceBlock = z.object({ type: z.literal('tool_reference'), tool_name: toolName });
+
 const toolResultBlock = z.object({
   type: z.literal('tool_result'),
   tool_use_id: z.string().min(1).max(256),
-  content: z.union([z.string(), z.array(z.union([textBlock, imageBlock]))]).optional(),
+  content: z
+    .union([z.string(), z.array(z.discriminatedUnion('type', [textBlock, imageBlock, toolReferenceBlock]))])
+    .optional(),
   is_error: z.boolean().nullish(),
   cache_control: cacheControl,
 });

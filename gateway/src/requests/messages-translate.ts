@@ -55,6 +55,8 @@ export function rejectCountTokensParams(raw: unknown): void {
   refuseParams(raw, COUNT_TOKENS_PARAMS);
 }
 
+const TOOL_FIELDS = ['type', 'name', 'description', 'input_schema', 'cache_control', 'defer_loading'];
+
 function tools(raw: unknown[] | undefined): NativeBody['tools'] {
   if (!raw) return undefined;
   return raw.map((t, i) => {
@@ -74,8 +76,15 @@ function tools(raw: unknown[] | undefined): NativeBody['tools'] {
           param: `tools[${i}].input_schema`,
         },
       );
+    if (obj.defer_loading != null && typeof obj.defer_loading !== 'boolean')
+      throw new GatewayError('invalid_request', 'Invalid tool: defer_loading must be a boolean.', {
+        param: `tools[${i}].defer_loading`,
+      });
+    // defer_loading (Claude's tool search) keeps a tool out of Claude's context until a search finds
+    // it; a translated provider has no such stage and gets the tool up front, which it can call all
+    // the same. A Claude slot gets the field as written.
     for (const key of Object.keys(obj))
-      if (!['type', 'name', 'description', 'input_schema', 'cache_control'].includes(key) && obj[key] != null)
+      if (!TOOL_FIELDS.includes(key) && obj[key] != null)
         throw unsupported(`tools[${i}].${key}`, `The tool field "${key}" is not supported by this gateway.`);
     const cache = breakpoint(obj.cache_control);
     return {

@@ -1,8 +1,9 @@
 /**
  * Codex CLI (`codex exec`, a model_providers entry with wire_api "responses") and Claude Code
  * (`claude -p` with ANTHROPIC_BASE_URL, ANTHROPIC_AUTH_TOKEN and ANTHROPIC_MODEL) against a real
- * gateway in front of the provider simulator. Each runs with a fresh home, telemetry, error
- * reporting and update checks off, and only loopback addresses configured.
+ * gateway in front of the provider simulator. Each runs as a user runs it: a fresh home, the
+ * README's settings and nothing else (telemetry, error reporting and update checks at their
+ * defaults: with no network here they fail quietly, as behind a firewall).
  */
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -30,6 +31,7 @@ beforeAll(async () => {
       hostedTools: { default: 'omit' },
     }),
     workflow('claude-coder', { provider: 'claude', model: 'claude-haiku-4-5' }),
+    workflow('claude-on-openai', { provider: 'oai', model: 'gpt-4o-mini' }),
   ]);
   home = await mkdtemp(join(tmpdir(), 'switchyard-clis-'));
 }, 600_000);
@@ -134,11 +136,6 @@ describe('Claude Code over the Messages surface', () => {
         ANTHROPIC_BASE_URL: gw.url,
         ANTHROPIC_AUTH_TOKEN: API_KEY,
         ANTHROPIC_MODEL: 'claude-coder',
-        ANTHROPIC_DEFAULT_HAIKU_MODEL: 'claude-coder',
-        DISABLE_TELEMETRY: '1',
-        DISABLE_ERROR_REPORTING: '1',
-        DISABLE_AUTOUPDATER: '1',
-        CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
       },
       work,
     );
@@ -167,6 +164,38 @@ describe('Claude Code over the Messages surface', () => {
     });
     expect(native.messages.some((m) => m.role === 'system')).toBe(true);
     expect(main.headers['anthropic-beta']).toContain('claude-code-20250219');
-    expect(main.headers['anthropic-beta']).toContain('mid-conversation-system-');
+    expect(main.headers['anthropic-beta']).toMatch(/mid-conversation-(system|tool-changes)-/);
+    // Its tool search: a deferred tool, which Claude is given with the beta that allows it.
+    expect((main.body as { tools: { defer_loading?: boolean }[] }).tools.some((t) => t.defer_loading)).toBe(
+      true,
+    );
+    expect(main.headers['anthropic-beta']).toContain('advanced-tool-use-');
+  }, 180_000);
+
+  it('claude -p on a workflow whose provider is not Claude: the translated request carries every tool, deferred ones up front', async () => {
+    const work = join(home, 'claude-openai-work');
+    await import('node:fs/promises').then((fs) => fs.mkdir(work, { recursive: true }));
+    sim.clearRequests();
+    const r = await runCli(
+      claudeBin,
+      ['-p', 'Say hello'],
+      {
+        HOME: home,
+        ANTHROPIC_BASE_URL: gw.url,
+        ANTHROPIC_AUTH_TOKEN: API_KEY,
+        ANTHROPIC_MODEL: 'claude-on-openai',
+      },
+      work,
+    );
+    expect(r.code, r.stderr + r.stdout).toBe(0);
+    expect(r.stdout).toContain('Simulated openai/gpt-4o-mini');
+    const main = sim
+      .requests()
+      .filter((q) => q.provider === 'openai')
+      .map((q) => upstream(q.body))
+      .find((u) => u.names.length > 0)!;
+    console.log(`claude -p on an OpenAI slot: ${main.names.length} tools upstream`);
+    expect(main.names).toContain('ToolSearch');
+    expect(main.names.length).toBeGreaterThanOrEqual(12);
   }, 180_000);
 });

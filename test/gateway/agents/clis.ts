@@ -13,7 +13,7 @@ import { promisify } from 'node:util';
 const run = promisify(execFile);
 
 export const CLI_DIR = resolve(import.meta.dirname, '../../../.cache/clis');
-export const CLI_VERSIONS = { '@openai/codex': '0.171.0', '@anthropic-ai/claude-code': '2.1.197' } as const;
+export const CLI_VERSIONS = { '@openai/codex': '0.171.0', '@anthropic-ai/claude-code': '2.1.332' } as const;
 
 export const codexBin = resolve(CLI_DIR, 'node_modules/.bin/codex');
 export const claudeBin = resolve(CLI_DIR, 'node_modules/.bin/claude');

@@ -105,8 +105,18 @@ function refusal(ex: Exchange, req: MessagesRequest): string | undefined {
   const firstShort = marks.findIndex((s) => s.ttl !== '1h');
   if (firstShort !== -1 && marks.slice(firstShort).some((s) => s.ttl === '1h'))
     return "a ttl='1h' cache_control block must not come after a ttl='5m' cache_control block. Note that blocks are processed in the following order: `tools`, `system`, `messages`.";
-  if (req.messages.some((m) => m.role === 'system') && !hasBeta(ex, 'mid-conversation-system-'))
+  // The older mid-conversation-system beta and its successor, mid-conversation-tool-changes.
+  if (
+    req.messages.some((m) => m.role === 'system') &&
+    !hasBeta(ex, 'mid-conversation-system-') &&
+    !hasBeta(ex, 'mid-conversation-tool-changes-')
+  )
     return 'messages: system turns need the mid-conversation-system beta';
+  if (
+    (req.tools ?? []).some((t) => (t as { defer_loading?: boolean }).defer_loading) &&
+    !hasBeta(ex, 'advanced-tool-use-')
+  )
+    return 'tools.defer_loading: Extra inputs are not permitted';
   if (req.context_management && !hasBeta(ex, 'context-management-'))
     return 'context_management: Extra inputs are not permitted';
   if (req.thinking?.type === 'enabled' && req.thinking.budget_tokens >= req.max_tokens)

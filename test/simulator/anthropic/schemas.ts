@@ -37,7 +37,18 @@ const toolResultBlock = z.looseObject({
   type: z.literal('tool_result'),
   tool_use_id: z.string(),
   content: z
-    .union([z.string(), z.array(z.discriminatedUnion('type', [textBlock, imageBlock, documentBlock]))])
+    .union([
+      z.string(),
+      z.array(
+        z.discriminatedUnion('type', [
+          textBlock,
+          imageBlock,
+          documentBlock,
+          // A deferred tool a tool search found (the advanced-tool-use beta, checked in messages.ts).
+          z.looseObject({ type: z.literal('tool_reference'), tool_name: z.string() }),
+        ]),
+      ),
+    ])
     .optional(),
   is_error: z.boolean().optional(),
   cache_control: cacheControl,
@@ -59,7 +70,7 @@ const contentBlock = z.discriminatedUnion('type', [
   redactedThinkingBlock,
 ]);
 
-/** `system` turns need the mid-conversation-system beta (checked in messages.ts). */
+/** `system` turns need a mid-conversation beta (checked in messages.ts). */
 const message = z.looseObject({
   role: z.enum(['user', 'assistant', 'system']),
   content: z.union([z.string(), z.array(contentBlock)]),
@@ -71,6 +82,8 @@ const customTool = z.looseObject({
   input_schema: z.looseObject({ type: z.literal('object') }),
   type: z.literal('custom').optional(),
   cache_control: cacheControl,
+  /** Tool search: kept out of the context until found (the advanced-tool-use beta). */
+  defer_loading: z.boolean().optional(),
 });
 /** Server tools (web search, code execution, ...) are versioned types; only their shape is checked. */
 const serverTool = z.looseObject({ type: z.string().regex(/_\d{8}$/), name: z.string() });
