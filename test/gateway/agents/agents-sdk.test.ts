@@ -1,10 +1,10 @@
 /**
  * The OpenAI Agents SDK (JS, `@openai/agents`) with its default settings (the Responses API) and one
  * tool, end to end: against the provider simulator (a real tool round trip through OpenAI-,
- * Anthropic- and Gemini-backed workflows) and against test mode. Tracing is switched off so the SDK
- * talks to nothing but the gateway on loopback.
+ * Anthropic- and Gemini-backed workflows) and against test mode. Tracing stays at its default
+ * (on): its exports go to OpenAI's endpoint, unreachable here, and the runs do not depend on them.
  */
-import { Agent, run, setDefaultOpenAIClient, setTracingDisabled, tool } from '@openai/agents';
+import { Agent, run, setDefaultOpenAIClient, tool } from '@openai/agents';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
@@ -24,7 +24,6 @@ beforeAll(async () => {
     workflow('agent-gemini', { provider: 'gem', model: 'gemini-2.5-flash' }),
     workflow('agent-sandbox', { provider: 'oai', model: 'gpt-4o-mini', testMode: true }),
   ]);
-  setTracingDisabled(true);
   setDefaultOpenAIClient(new OpenAI({ baseURL: `${gw.url}/v1`, apiKey: API_KEY, maxRetries: 0 }));
 });
 afterAll(async () => {

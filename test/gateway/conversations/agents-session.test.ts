@@ -1,17 +1,10 @@
 /**
  * The OpenAI Agents SDK (JS, `@openai/agents`) with its default settings, one tool and an
  * `OpenAIConversationsSession`: the session's history lives in the gateway's Conversations API, and
- * a second run on a second gateway process (same Redis) continues it. Tracing is off so the SDK
- * talks to nothing but the gateways on loopback.
+ * a second run on a second gateway process (same Redis) continues it. Tracing stays at its default
+ * (on): its exports go to OpenAI's endpoint, unreachable here, and the runs do not depend on them.
  */
-import {
-  Agent,
-  OpenAIConversationsSession,
-  OpenAIProvider,
-  Runner,
-  setTracingDisabled,
-  tool,
-} from '@openai/agents';
+import { Agent, OpenAIConversationsSession, OpenAIProvider, Runner, tool } from '@openai/agents';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
@@ -35,7 +28,6 @@ beforeAll(async () => {
   ];
   a = await startGateway(manifests, { redisUrl: redis.url });
   b = await startGateway(manifests, { redisUrl: redis.url });
-  setTracingDisabled(true);
 });
 afterAll(async () => {
   await a?.close();
