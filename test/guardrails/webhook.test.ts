@@ -25,28 +25,25 @@ let dead = '';
 const seen: { path: string; body: Record<string, unknown>; signed: boolean }[] = [];
 const hanging: ServerResponse[] = [];
 
-function answer(req: IncomingMessage, res: ServerResponse, body: Record<string, unknown>): void {
-  const path = req.url ?? '';
-  const reply = (status: number, text: string): void => {
-    res.writeHead(status, { 'content-type': 'application/json' }).end(text);
-  };
-  if (path === '/hang') {
-    hanging.push(res);
-    return;
-  }
-  if (path === '/garbage') return reply(200, '{"action":"maybe"}');
-  if (path === '/status') return reply(500, '{}');
-  if (path === '/block') return reply(200, JSON.stringify({ action: 'block' }));
-  if (path === '/redact') {
-    const text = String(body.text);
-    const at = text.indexOf('ACME-');
-    if (at < 0) return reply(200, JSON.stringify({ action: 'allow' }));
-    return reply(
+/** The receiver's verdict per path: `undefined` hangs (never answers). */
+function verdictFor(path: string, text: string): [number, string] | undefined {
+  if (path === '/hang') return undefined;
+  if (path === '/garbage') return [200, '{"action":"maybe"}'];
+  if (path === '/status') return [500, '{}'];
+  if (path === '/block') return [200, JSON.stringify({ action: 'block' })];
+  const at = text.indexOf('ACME-');
+  if (path === '/redact' && at >= 0)
+    return [
       200,
       JSON.stringify({ action: 'redact', redactions: [{ start: at, end: at + 9, label: 'ACCOUNT' }] }),
-    );
-  }
-  reply(200, JSON.stringify({ action: 'allow' }));
+    ];
+  return [200, JSON.stringify({ action: 'allow' })];
+}
+
+function answer(req: IncomingMessage, res: ServerResponse, body: Record<string, unknown>): void {
+  const verdict = verdictFor(req.url ?? '', String(body.text));
+  if (!verdict) hanging.push(res);
+  else res.writeHead(verdict[0], { 'content-type': 'application/json' }).end(verdict[1]);
 }
 
 const hook = (name: string, mode: string, path: string, extra: Record<string, unknown> = {}) =>
