@@ -3,13 +3,17 @@ import { cardMatcher } from './cards.ts';
 import { denyListMatcher } from './deny-list.ts';
 import { emailMatcher } from './email.ts';
 import { compilePattern, maxWidth, re2Matcher, validatePattern } from './re2.ts';
+import { secretMatchers } from './secrets.ts';
 import type { Direction, Finding } from './types.ts';
 import { makeFinding, runsOn, type ScoreState, sizeFinding, type Unit, walk } from './units.ts';
 
 /** The compiled rules of one scope: scan a whole text, or feed a StreamScanner. */
 export interface CompiledRules {
   scan(text: string, direction: Direction): Finding[];
-  /** Longest possible match minus one: how much a stream holds back to catch split matches. */
+  /**
+   * Longest possible match minus one: how much a stream holds back to catch split matches. A JWT or
+   * a PEM block in progress is held until it ends (they are recognised by their first characters).
+   */
   readonly holdBack: number;
 }
 
@@ -29,6 +33,8 @@ function unitsOf(rule: GuardrailRule): Unit[] {
   switch (d.type) {
     case 'card':
       return [{ kind: 'span', rule, label: 'CARD', matcher: cardMatcher }];
+    case 'secret':
+      return secretMatchers().map((matcher) => ({ kind: 'span', rule, label: 'SECRET', matcher }));
     case 'email':
       return [{ kind: 'span', rule, label: 'EMAIL', matcher: emailMatcher }];
     case 'denyList':
@@ -66,7 +72,7 @@ export class Compiled implements CompiledRules {
     let behind = 0;
     for (const u of this.units) {
       if (u.kind === 'size') continue;
-      reach = Math.max(reach, u.matcher.reach);
+      reach = Math.max(reach, u.matcher.lead ?? u.matcher.reach);
       behind = Math.max(behind, u.matcher.behind);
     }
     this.holdBack = reach - 1;
