@@ -2,6 +2,10 @@ import type { GuardrailRule } from '#contract';
 import { cardMatcher } from './cards.ts';
 import { denyListMatcher } from './deny-list.ts';
 import { emailMatcher } from './email.ts';
+import { ibanMatcher } from './iban.ts';
+import { injectionMatcher, injectionWeight } from './injection.ts';
+import { nationalIdMatchers } from './national-ids.ts';
+import { phoneMatcher } from './phone.ts';
 import { compilePattern, maxWidth, re2Matcher, validatePattern } from './re2.ts';
 import { secretMatchers } from './secrets.ts';
 import type { Direction, Finding } from './types.ts';
@@ -35,6 +39,28 @@ function unitsOf(rule: GuardrailRule): Unit[] {
       return [{ kind: 'span', rule, label: 'CARD', matcher: cardMatcher }];
     case 'secret':
       return secretMatchers().map((matcher) => ({ kind: 'span', rule, label: 'SECRET', matcher }));
+    case 'iban':
+      return [{ kind: 'span', rule, label: 'IBAN', matcher: ibanMatcher }];
+    case 'phone':
+      return [{ kind: 'span', rule, label: 'PHONE', matcher: phoneMatcher(d.regions) }];
+    case 'nationalId':
+      return nationalIdMatchers(d.kinds).map(({ label, matcher }) => ({
+        kind: 'span',
+        rule,
+        label,
+        matcher,
+      }));
+    case 'promptInjection':
+      return [
+        {
+          kind: 'score',
+          rule,
+          label: 'INJECTION',
+          matcher: injectionMatcher,
+          threshold: d.threshold,
+          weight: injectionWeight,
+        },
+      ];
     case 'email':
       return [{ kind: 'span', rule, label: 'EMAIL', matcher: emailMatcher }];
     case 'denyList':
@@ -54,7 +80,7 @@ function unitsOf(rule: GuardrailRule): Unit[] {
       return [{ kind: 'size', rule, label: 'SIZE', max }];
     }
     default:
-      // Not text-local (webhook) or not compiled in this build: no unit.
+      // webhook: an external call, run by the pipeline, not here.
       return [];
   }
 }
