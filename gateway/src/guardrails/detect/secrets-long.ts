@@ -57,8 +57,10 @@ export const jwtMatcher: SpanMatcher = {
   },
 };
 
-const PEM_BEGIN = /-----BEGIN[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----/iy;
-const PEM_END = /-----END[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----/iy;
+// Lazy, so the first complete marker is the match: more text can never make a found marker longer
+// (a greedy one could run on through "-----END … KEY----------BEGIN … KEY-----").
+const PEM_BEGIN = /-----BEGIN[ A-Z0-9_-]{0,100}?PRIVATE KEY(?: BLOCK)?-----/iy;
+const PEM_END = /-----END[ A-Z0-9_-]{0,100}?PRIVATE KEY(?: BLOCK)?-----/iy;
 const PEM_HEADER_MAX = 140;
 
 export const pemMatcher: SpanMatcher = {
