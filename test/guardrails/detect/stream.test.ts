@@ -2,6 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { compileRules, type Finding, redact, StreamScanner } from '#gateway/guardrails/detect/index';
 import { rule } from './rules.ts';
+import { SECRET_SAMPLES } from './samples.ts';
 
 const rules = compileRules([
   rule('cards', { type: 'card' }),
@@ -17,6 +18,9 @@ const TEXTS = [
   '😀 a@b.io😀 4111111111111111😀 zzab zzAB, end with a@example.com',
   'first.last@sub.domain.example.org\n3782 822463 10005 TCK-1234TCK-5678 x',
   'no findings here at all, just words and 12345 numbers and @ signs @ and dots.',
+  `key ${SECRET_SAMPLES.github} and ${SECRET_SAMPLES.stripe}; jwt ${SECRET_SAMPLES.jwt}. ok`,
+  `pem:\n${SECRET_SAMPLES.privateKey}\nafter ${SECRET_SAMPLES.slackBot} x@y.org`,
+  `unterminated ${SECRET_SAMPLES.privateKey!.slice(0, 200)}`,
 ];
 
 function streamed(text: string, cuts: number[]): { out: string; findings: Finding[] } {

@@ -2,14 +2,22 @@ import type { GuardrailRule } from '#contract';
 import { cardMatcher } from './cards.ts';
 import { denyListMatcher } from './deny-list.ts';
 import { emailMatcher } from './email.ts';
+import { ibanMatcher } from './iban.ts';
+import { injectionMatcher, injectionWeight } from './injection.ts';
+import { nationalIdMatchers } from './national-ids.ts';
+import { phoneMatcher } from './phone.ts';
 import { compilePattern, maxWidth, re2Matcher, validatePattern } from './re2.ts';
+import { secretMatchers } from './secrets.ts';
 import type { Direction, Finding } from './types.ts';
 import { makeFinding, runsOn, type ScoreState, sizeFinding, type Unit, walk } from './units.ts';
 
 /** The compiled rules of one scope: scan a whole text, or feed a StreamScanner. */
 export interface CompiledRules {
   scan(text: string, direction: Direction): Finding[];
-  /** Longest possible match minus one: how much a stream holds back to catch split matches. */
+  /**
+   * Longest possible match minus one: how much a stream holds back to catch split matches. A JWT or
+   * a PEM block in progress is held until it ends (they are recognised by their first characters).
+   */
   readonly holdBack: number;
 }
 
@@ -29,6 +37,30 @@ function unitsOf(rule: GuardrailRule): Unit[] {
   switch (d.type) {
     case 'card':
       return [{ kind: 'span', rule, label: 'CARD', matcher: cardMatcher }];
+    case 'secret':
+      return secretMatchers().map((matcher) => ({ kind: 'span', rule, label: 'SECRET', matcher }));
+    case 'iban':
+      return [{ kind: 'span', rule, label: 'IBAN', matcher: ibanMatcher }];
+    case 'phone':
+      return [{ kind: 'span', rule, label: 'PHONE', matcher: phoneMatcher(d.regions) }];
+    case 'nationalId':
+      return nationalIdMatchers(d.kinds).map(({ label, matcher }) => ({
+        kind: 'span',
+        rule,
+        label,
+        matcher,
+      }));
+    case 'promptInjection':
+      return [
+        {
+          kind: 'score',
+          rule,
+          label: 'INJECTION',
+          matcher: injectionMatcher,
+          threshold: d.threshold,
+          weight: injectionWeight,
+        },
+      ];
     case 'email':
       return [{ kind: 'span', rule, label: 'EMAIL', matcher: emailMatcher }];
     case 'denyList':
@@ -48,7 +80,7 @@ function unitsOf(rule: GuardrailRule): Unit[] {
       return [{ kind: 'size', rule, label: 'SIZE', max }];
     }
     default:
-      // Not text-local (webhook) or not compiled in this build: no unit.
+      // webhook: an external call, run by the pipeline, not here.
       return [];
   }
 }
@@ -66,7 +98,7 @@ export class Compiled implements CompiledRules {
     let behind = 0;
     for (const u of this.units) {
       if (u.kind === 'size') continue;
-      reach = Math.max(reach, u.matcher.reach);
+      reach = Math.max(reach, u.matcher.lead ?? u.matcher.reach);
       behind = Math.max(behind, u.matcher.behind);
     }
     this.holdBack = reach - 1;

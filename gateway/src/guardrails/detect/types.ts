@@ -42,4 +42,12 @@ export interface SpanMatcher {
   readonly reach: number;
   readonly behind: number;
   next(text: string, from: number): Candidate | null;
+  /**
+   * For matchers whose matches can be long (a JWT, a PEM block) but start with a short marker:
+   * `lead` trailing characters may still begin a candidate not yet visible, and `decided` says when
+   * a visible candidate can no longer change. Then a stream holds back only `lead` characters, or
+   * a candidate in progress, instead of `reach`.
+   */
+  readonly lead?: number;
+  decided?(text: string, c: Candidate): boolean;
 }

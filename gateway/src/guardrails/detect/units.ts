@@ -64,9 +64,14 @@ export function walk(
   let pos = from;
   for (;;) {
     const c = matcher.next(text, pos);
-    if (c === null || (!final && c.start + matcher.reach > text.length)) {
+    const undecided =
+      c !== null &&
+      !final &&
+      (matcher.decided ? !matcher.decided(text, c) : c.start + matcher.reach > text.length);
+    if (c === null || undecided) {
       if (final) return text.length;
-      let resume = Math.max(pos, text.length - matcher.reach);
+      const lead = matcher.lead ?? matcher.reach;
+      let resume = Math.max(pos, Math.min(undecided ? c.start : text.length, text.length - lead));
       // Never resume between the halves of a surrogate pair.
       const code = text.charCodeAt(resume);
       if (resume > pos && code >= 0xdc00 && code <= 0xdfff) resume--;
