@@ -98,6 +98,8 @@ function build(
 
 /** Per snapshot: a RuntimeProject object lives exactly as long as the snapshot that built it. */
 const bySnapshot = new WeakMap<RuntimeProject, Map<string, ResolvedRules | undefined>>();
+/** The entry of a project without Guardrails: every request of it answers from here. */
+const NONE = new Map<string, ResolvedRules | undefined>();
 
 /** The compiled rules for a request, or undefined when none apply. */
 export function rulesFor(
@@ -105,17 +107,15 @@ export function rulesFor(
   workflow: string | null,
   keyId: string | undefined,
 ): ResolvedRules | undefined {
-  const guardrails = project.config.guardrails;
-  // Most projects have none: no map, no key string.
-  if (Object.keys(guardrails).length === 0) return undefined;
   let cache = bySnapshot.get(project);
   if (!cache) {
-    cache = new Map();
+    cache = Object.keys(project.config.guardrails).length === 0 ? NONE : new Map();
     bySnapshot.set(project, cache);
   }
+  if (cache === NONE) return undefined;
   const key = `${workflow ?? ''}\n${keyId ?? ''}`;
   if (cache.has(key)) return cache.get(key);
-  const built = build(guardrails, workflow, keyId);
+  const built = build(project.config.guardrails, workflow, keyId);
   cache.set(key, built);
   return built;
 }
