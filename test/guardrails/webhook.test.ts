@@ -99,6 +99,10 @@ beforeAll(async () => {
     ...CASES.flatMap(([name, mode, path]) => [wf(name), hook(name, mode, path)]),
     wf('verdict-redact'),
     hook('verdict-redact', 'redact', '/redact', { secretRef: { name: 'hook-secret' }, timeoutMs: 5000 }),
+    wf('out-redact'),
+    hook('out-redact', 'redact', '/redact', { direction: 'output', timeoutMs: 5000 }),
+    wf('out-block'),
+    hook('out-block', 'block', '/block', { direction: 'output', timeoutMs: 5000 }),
     wf('verdict-block'),
     hook('verdict-block', 'block', '/block'),
     wf('scoped'),
@@ -194,6 +198,38 @@ describe('webhook checks', () => {
         expect.objectContaining({ rule: 'closed-status/check', outcome: 'failed-closed', why: 'status' }),
       ]),
     );
+  });
+});
+
+describe('webhook checks on streamed answers', () => {
+  const stream = (workflowName: string, content: string) =>
+    fetch(`${gw.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${API_KEY}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: workflowName, stream: true, messages: [{ role: 'user', content }] }),
+    }).then((r) => r.text());
+  const frames = (body: string) =>
+    body
+      .split('\n\n')
+      .map((b) => b.replace(/^data: /, ''))
+      .filter((d) => d.startsWith('{'))
+      .map(
+        (d) => JSON.parse(d) as { choices?: { delta?: { content?: string } }[]; error?: { code: string } },
+      );
+
+  it('the answer is held, checked whole, and sent redacted', async () => {
+    const body = await stream('out-redact', 'Close ACME-1234 now');
+    const text = frames(body)
+      .map((f) => f.choices?.[0]?.delta?.content ?? '')
+      .join('');
+    expect(text).toBe('Simulated openai/gpt-4o-mini reply: Close [ACCOUNT] now');
+    expect(seen.some((s) => s.path === '/redact' && s.body.direction === 'output')).toBe(true);
+  });
+
+  it('a block verdict ends the stream with the error event and none of the text', async () => {
+    const body = await stream('out-block', 'Say something');
+    expect(body).not.toContain('Simulated');
+    expect(frames(body).at(-1)?.error?.code).toBe('guardrail_blocked');
   });
 });
 

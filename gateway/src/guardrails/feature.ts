@@ -6,6 +6,7 @@ import { guardrailMetrics } from './metrics.ts';
 import { type GuardrailNote, newNote } from './note.ts';
 import { rulesFor } from './resolve.ts';
 import { guardStream } from './stream.ts';
+import { holdForWebhooks } from './stream-webhook.ts';
 import { editRequest, editResult } from './texts.ts';
 import { callWebhook } from './webhook.ts';
 
@@ -73,6 +74,7 @@ export function guardrails(deps: GuardrailsDeps): Feature {
       } catch (err) {
         refuse(err);
       }
+      const outputHooks = rules.webhooks.some((w) => w.direction !== 'input');
       const run = (checked: CanonicalRequest): FeatureRun => ({
         notes: { guardrails: note },
         request: checked,
@@ -95,7 +97,14 @@ export function guardrails(deps: GuardrailsDeps): Feature {
               }
             }
           : undefined,
-        reviewStream: rules.output ? (opened) => guardStream(rules, note, on, opened) : undefined,
+        reviewStream: rules.output
+          ? (opened) => {
+              const local = guardStream(rules, note, on, opened);
+              return outputHooks
+                ? holdForWebhooks(rules, note, on, call, metadata, local, countFailures)
+                : local;
+            }
+          : undefined,
         finish: () => undefined,
       });
       if (!rules.input || !rules.webhooks.length) return run(request);
