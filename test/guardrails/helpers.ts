@@ -23,7 +23,7 @@ export const PII = {
   card: '4111 1111 1111 1111',
 } as const;
 export const DENIED = 'project bluebird';
-export const ALL_VALUES: readonly string[] = [...Object.values(PII), '4111111111111111'];
+export const ALL_VALUES: readonly string[] = [...Object.values(PII), '4111111111111111', DENIED];
 
 export function config(simUrl: string, extra: object[] = []): object[] {
   return [

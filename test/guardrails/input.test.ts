@@ -130,6 +130,13 @@ describe('native surface', () => {
     });
     expect(second.status).toBe(200);
     expectUpstreamRedacted();
+    // Refused by a feature after guardrails (an unknown session): logged as checked, too.
+    const unknown = await postJson(`${gw.url}/v1/ai`, API_KEY, {
+      workflow: 'memo',
+      session_id: '00000000-0000-4000-8000-000000000000',
+      messages: [{ role: 'user', content: `I am ${PII.earlier}` }],
+    });
+    expect(unknown.status).toBe(422);
   });
 
   it('an async job is checked at acceptance and waits in Redis redacted', async () => {

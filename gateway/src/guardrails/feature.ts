@@ -8,6 +8,7 @@ import { rulesFor } from './resolve.ts';
 import { guardStream } from './stream.ts';
 import { holdForWebhooks } from './stream-webhook.ts';
 import { editRequest, editResult } from './texts.ts';
+import { maskRequest } from './values.ts';
 import { callWebhook } from './webhook.ts';
 
 export interface GuardrailsDeps {
@@ -56,12 +57,6 @@ export function guardrails(deps: GuardrailsDeps): Feature {
             allowPrivateNetworks: project.allowPrivateNetworks,
             now: deps.now,
           }));
-      // A blocked request is logged with the finding that blocked it, although it never began.
-      const refuse = (err: unknown): never => {
-        countFailures();
-        ex.progress.notes.guardrails = note;
-        throw err;
-      };
       // The client's own provider body would carry the original text past the rules: the adapter
       // translates the checked canonical request instead (and the answer comes back canonical).
       let request: CanonicalRequest = p.request;
@@ -69,6 +64,14 @@ export function guardrails(deps: GuardrailsDeps): Feature {
         const { native: _native, ...rest } = request;
         request = rest;
       }
+      const unchecked = request;
+      // A blocked request is logged with the finding that blocked it, although it never began.
+      const refuse = (err: unknown): never => {
+        countFailures();
+        note.refusedRequest = maskRequest(rules, unchecked);
+        ex.progress.notes.guardrails = note;
+        throw err;
+      };
       try {
         if (rules.input) request = editRequest(request, localEdit(rules, 'input', note, on));
       } catch (err) {
@@ -105,7 +108,15 @@ export function guardrails(deps: GuardrailsDeps): Feature {
                 : local;
             }
           : undefined,
-        finish: () => undefined,
+        finish: (end) => {
+          // Refused by a later feature (a rate limit, an unknown session): the request log keeps
+          // the checked request, not the body as sent.
+          if (end.kind === 'refused') {
+            note.refusedRequest ??= checked;
+            ex.progress.notes.guardrails ??= note;
+          }
+          return undefined;
+        },
       });
       if (!rules.input || !rules.webhooks.length) return run(request);
       const local = request;

@@ -23,6 +23,8 @@ export interface CheckFailure {
 export interface GuardrailNote {
   findings: RecordedFinding[];
   failures: CheckFailure[];
+  /** A refused request as its request-log body may show it: every finding masked, blocks included. */
+  refusedRequest?: unknown;
 }
 
 export const newNote = (): GuardrailNote => ({ findings: [], failures: [] });

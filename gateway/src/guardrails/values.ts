@@ -1,7 +1,18 @@
+import type { CanonicalRequest } from '../providers/types.ts';
 import type { RuntimeProject } from '../snapshot/runtime.ts';
 import { redact } from './detect/index.ts';
 import type { Direction } from './note.ts';
-import { rulesFor } from './resolve.ts';
+import { type ResolvedRules, rulesFor } from './resolve.ts';
+import { editRequest } from './texts.ts';
+
+/** A request with every finding of a rule that blocks or redacts masked (what a log may keep of it). */
+export function maskRequest(rules: ResolvedRules, request: CanonicalRequest): CanonicalRequest {
+  return editRequest(request, (t) => {
+    if (t.length === 0) return t;
+    const found = rules.compiled.scan(t, 'input').filter((f) => f.mode !== 'monitor');
+    return found.length ? redact(t, found) : t;
+  });
+}
 
 /**
  * What a surface keeps beside the pipeline in the client's own words (a stored response's input

@@ -157,7 +157,11 @@ export function recordOf(f: Finished): RequestRecord {
   if (n.cache) r.cache = n.cache;
   if (n.costSavedMicros !== undefined) r.costSavedMicros = n.costSavedMicros;
   // With guardrails on, the body as the client sent it is not kept: the checked request is.
-  if (bodies && p) r.bodies = { request: n.guardrails ? p.request : (f.body ?? null), response: null };
+  if (bodies && p)
+    r.bodies = {
+      request: n.guardrails ? (n.guardrails.refusedRequest ?? p.request) : (f.body ?? null),
+      response: null,
+    };
   if (n.guardrails && (n.guardrails.findings.length || n.guardrails.failures.length))
     r.guardrails = {
       findings: n.guardrails.findings.map((x) => ({
