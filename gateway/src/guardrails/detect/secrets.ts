@@ -58,6 +58,8 @@ interface Occurrences {
   text: string;
   /** Per keyword id: start positions, ascending. */
   at: number[][];
+  /** Per keyword id: whether it occurs at all (most do not: their rules stop at once). */
+  present: Uint8Array;
 }
 
 class SecretRules {
@@ -83,8 +85,12 @@ class SecretRules {
   occurrences(text: string): Occurrences {
     if (this.#last?.text === text) return this.#last;
     const at: number[][] = this.index.keywords.map(() => []);
-    this.index.scan(text, (id, start) => at[id]!.push(start));
-    this.#last = { text, at };
+    const present = new Uint8Array(this.index.keywords.length);
+    this.index.scan(text, (id, start) => {
+      at[id]!.push(start);
+      present[id] = 1;
+    });
+    this.#last = { text, at, present };
     return this.#last;
   }
 
@@ -119,7 +125,9 @@ class SecretRules {
       reach: rule.width + 1,
       behind: 1,
       next: (text: string, from: number): Candidate | null => {
-        const at = this.occurrences(text).at;
+        const occ = this.occurrences(text);
+        if (!keywordIds.some((id) => occ.present[id] === 1)) return null;
+        const at = occ.at;
         // The first keyword occurrence wholly at or after `from` bounds where a match can start.
         const firstKeyword = (pos: number): number => {
           let best = -1;
