@@ -8,6 +8,7 @@ export class KeywordIndex {
   readonly keywords: readonly string[];
   #goto: Int32Array;
   readonly #out: number[][] = [];
+  #hasOut = new Uint8Array(0);
   #states = 0;
 
   constructor(keywords: readonly string[]) {
@@ -47,6 +48,7 @@ export class KeywordIndex {
       }
     }
     this.#goto = this.#goto.slice(0, this.#states * 128);
+    this.#hasOut = Uint8Array.from(this.#out, (o) => (o.length > 0 ? 1 : 0));
   }
 
   #node(fail: number[]): number {
@@ -59,17 +61,17 @@ export class KeywordIndex {
   scan(text: string, hit: (id: number, start: number) => void): void {
     let s = 0;
     const g = this.#goto;
-    const outs = this.#out;
-    for (let i = 0; i < text.length; i++) {
+    const hasOut = this.#hasOut;
+    const n = text.length;
+    for (let i = 0; i < n; i++) {
       let c = text.charCodeAt(i);
       if (c >= 128) {
         s = 0;
         continue;
       }
       if (c >= 65 && c <= 90) c += 32;
-      s = g[s * 128 + c]!;
-      const out = outs[s]!;
-      if (out.length > 0) for (const id of out) hit(id, i + 1 - this.keywords[id]!.length);
+      s = g[(s << 7) | c]!;
+      if (hasOut[s] === 1) for (const id of this.#out[s]!) hit(id, i + 1 - this.keywords[id]!.length);
     }
   }
 }

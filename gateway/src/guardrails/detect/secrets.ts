@@ -56,8 +56,9 @@ const isWord = (c: number): boolean =>
 
 interface Occurrences {
   text: string;
-  /** Per keyword id: start positions, ascending. */
-  at: number[][];
+  /** Every keyword occurrence: its keyword id and start, in the order the automaton found them. */
+  ids: number[];
+  starts: number[];
   /** Per keyword id: whether it occurs at all (most do not: their rules stop at once). */
   present: Uint8Array;
 }
@@ -84,13 +85,15 @@ class SecretRules {
   /** Keyword occurrences of a text, computed once per text across all rules. */
   occurrences(text: string): Occurrences {
     if (this.#last?.text === text) return this.#last;
-    const at: number[][] = this.index.keywords.map(() => []);
+    const ids: number[] = [];
+    const starts: number[] = [];
     const present = new Uint8Array(this.index.keywords.length);
     this.index.scan(text, (id, start) => {
-      at[id]!.push(start);
+      ids.push(id);
+      starts.push(start);
       present[id] = 1;
     });
-    this.#last = { text, at, present };
+    this.#last = { text, ids, starts, present };
     return this.#last;
   }
 
@@ -126,17 +129,18 @@ class SecretRules {
       behind: 1,
       next: (text: string, from: number): Candidate | null => {
         const occ = this.occurrences(text);
-        if (!keywordIds.some((id) => occ.present[id] === 1)) return null;
-        const at = occ.at;
-        // The first keyword occurrence wholly at or after `from` bounds where a match can start.
+        let any = false;
+        for (const id of keywordIds) if (occ.present[id] === 1) any = true;
+        if (!any) return null;
+        // The first keyword occurrence at or after `from` bounds where a match can start.
         const firstKeyword = (pos: number): number => {
           let best = -1;
-          for (const id of keywordIds)
-            for (const s of at[id]!)
-              if (s >= pos && !(wordStart && s > 0 && isWord(text.charCodeAt(s - 1)))) {
-                if (best < 0 || s < best) best = s;
-                break;
-              }
+          for (let i = 0; i < occ.ids.length; i++) {
+            const s = occ.starts[i]!;
+            if (s < pos || (best >= 0 && s >= best) || !keywordIds.includes(occ.ids[i]!)) continue;
+            if (wordStart && s > 0 && isWord(text.charCodeAt(s - 1))) continue;
+            best = s;
+          }
           return best;
         };
         let pos = from;
