@@ -9,7 +9,7 @@ import { phoneMatcher } from './phone.ts';
 import { compilePattern, maxWidth, re2Matcher, validatePattern } from './re2.ts';
 import { secretMatchers } from './secrets.ts';
 import type { Direction, Finding } from './types.ts';
-import { makeFinding, runsOn, type ScoreState, sizeFinding, type Unit, walk } from './units.ts';
+import { makeFinding, runsOn, type ScoreState, sizeFinding, type Unit } from './units.ts';
 
 /** The compiled rules of one scope: scan a whole text, or feed a StreamScanner. */
 export interface CompiledRules {
@@ -90,9 +90,13 @@ export class Compiled implements CompiledRules {
   readonly allow: ReadonlySet<string>;
   readonly holdBack: number;
   readonly behind: number;
+  readonly #input: Unit[];
+  readonly #output: Unit[];
 
   constructor(rules: readonly GuardrailRule[], allow: readonly string[]) {
     this.units = rules.flatMap(unitsOf);
+    this.#input = this.units.filter((u) => runsOn(u.rule, 'input'));
+    this.#output = this.units.filter((u) => runsOn(u.rule, 'output'));
     this.allow = new Set(allow);
     let reach = 1;
     let behind = 0;
@@ -106,7 +110,7 @@ export class Compiled implements CompiledRules {
   }
 
   unitsFor(direction: Direction): Unit[] {
-    return this.units.filter((u) => runsOn(u.rule, direction));
+    return direction === 'input' ? this.#input : this.#output;
   }
 
   scan(text: string, direction: Direction): Finding[] {
@@ -117,8 +121,14 @@ export class Compiled implements CompiledRules {
         if (max !== undefined && text.length > max) out.push(sizeFinding(unit, text.length));
         continue;
       }
+      // The whole text is here: walk the scan to its end (the stream's windowed walk is units.ts).
       const state: ScoreState = { score: 0, first: -1, done: false };
-      walk(unit.matcher, text, 0, true, (c) => this.take(unit, text, c.hits, state, 0, out));
+      const matcher = unit.matcher;
+      let pos = 0;
+      for (let c = matcher.next(text, 0); c !== null; c = matcher.next(text, pos)) {
+        if (c.hits.length > 0) this.take(unit, text, c.hits, state, 0, out);
+        pos = c.end > c.start ? c.end : c.start + 1;
+      }
     }
     return sortFindings(out);
   }

@@ -26,7 +26,6 @@ const ALT_MATCH = 2;
 const MATCH = 6;
 const FAIL = 5;
 const RUNE = 8;
-const RUNE1 = 9;
 const RUNE_ANY = 10;
 const RUNE_ANY_NOT_NL = 11;
 

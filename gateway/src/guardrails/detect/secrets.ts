@@ -56,8 +56,11 @@ const isWord = (c: number): boolean =>
 
 interface Occurrences {
   text: string;
-  /** Per keyword id: start positions, ascending. */
-  at: number[][];
+  /** Every keyword occurrence: its keyword id and start, in the order the automaton found them. */
+  ids: number[];
+  starts: number[];
+  /** Per keyword id: whether it occurs at all (most do not: their rules stop at once). */
+  present: Uint8Array;
 }
 
 class SecretRules {
@@ -82,9 +85,15 @@ class SecretRules {
   /** Keyword occurrences of a text, computed once per text across all rules. */
   occurrences(text: string): Occurrences {
     if (this.#last?.text === text) return this.#last;
-    const at: number[][] = this.index.keywords.map(() => []);
-    this.index.scan(text, (id, start) => at[id]!.push(start));
-    this.#last = { text, at };
+    const ids: number[] = [];
+    const starts: number[] = [];
+    const present = new Uint8Array(this.index.keywords.length);
+    this.index.scan(text, (id, start) => {
+      ids.push(id);
+      starts.push(start);
+      present[id] = 1;
+    });
+    this.#last = { text, ids, starts, present };
     return this.#last;
   }
 
@@ -119,16 +128,19 @@ class SecretRules {
       reach: rule.width + 1,
       behind: 1,
       next: (text: string, from: number): Candidate | null => {
-        const at = this.occurrences(text).at;
-        // The first keyword occurrence wholly at or after `from` bounds where a match can start.
+        const occ = this.occurrences(text);
+        let any = false;
+        for (const id of keywordIds) if (occ.present[id] === 1) any = true;
+        if (!any) return null;
+        // The first keyword occurrence at or after `from` bounds where a match can start.
         const firstKeyword = (pos: number): number => {
           let best = -1;
-          for (const id of keywordIds)
-            for (const s of at[id]!)
-              if (s >= pos && !(wordStart && s > 0 && isWord(text.charCodeAt(s - 1)))) {
-                if (best < 0 || s < best) best = s;
-                break;
-              }
+          for (let i = 0; i < occ.ids.length; i++) {
+            const s = occ.starts[i]!;
+            if (s < pos || (best >= 0 && s >= best) || !keywordIds.includes(occ.ids[i]!)) continue;
+            if (wordStart && s > 0 && isWord(text.charCodeAt(s - 1))) continue;
+            best = s;
+          }
           return best;
         };
         let pos = from;

@@ -38,6 +38,9 @@ export class StreamScanner {
   readonly #scores: ScoreState[];
   readonly #sizeReported: boolean[];
   #pending: Finding[] = [];
+  /** Where the last step's scan ended (absolute), and how much new text triggers the next step. */
+  #scanned = 0;
+  readonly #batch: number;
 
   constructor(rules: CompiledRules, direction: Direction, options: StreamOptions = {}) {
     if (!(rules instanceof Compiled)) throw new TypeError('StreamScanner needs rules from compileRules');
@@ -48,13 +51,26 @@ export class StreamScanner {
     this.#resume = this.#units.map(() => 0);
     this.#scores = this.#units.map(() => ({ score: 0, first: -1, done: false }));
     this.#sizeReported = this.#units.map(() => false);
+    this.#batch = Math.max(64, Math.ceil(rules.holdBack / 4));
   }
 
   push(chunk: string): StreamStep {
     if (this.#ended) throw new Error('StreamScanner: push after end');
     this.#buffer += chunk;
     this.#total += chunk.length;
+    // Each step rescans the held-back window; waiting for a batch of new text keeps that cost near
+    // one pass over the stream. A size limit crossed is reported at once all the same.
+    const fresh = this.#base + this.#buffer.length - this.#scanned;
+    if (fresh < this.#batch && !this.#sizeCrossed()) return { emit: '', findings: [] };
     return this.#step(false);
+  }
+
+  #sizeCrossed(): boolean {
+    return this.#units.some((u, i) => {
+      if (u.kind !== 'size' || this.#sizeReported[i]) return false;
+      const max = u.max[this.#direction];
+      return max !== undefined && this.#total > max;
+    });
   }
 
   end(): StreamStep {
@@ -68,6 +84,7 @@ export class StreamScanner {
     const found: Finding[] = [];
     const buffer = this.#buffer;
     const base = this.#base;
+    this.#scanned = base + buffer.length;
     let safe = base + buffer.length;
     this.#units.forEach((unit, i) => {
       if (unit.kind === 'size') {
