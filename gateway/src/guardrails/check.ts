@@ -3,7 +3,12 @@ import { type Finding, redact } from './detect/index.ts';
 import { firedList, type GuardrailNote, type RecordedFinding } from './note.ts';
 import type { Direction, ResolvedRules, WebhookRule } from './resolve.ts';
 import type { Edit } from './texts.ts';
-import { applyRedactions, type WebhookMetadata, type WebhookOutcome } from './webhook.ts';
+import {
+  applyRedactions,
+  type WebhookMetadata,
+  type WebhookOutcome,
+  type WebhookVerdict,
+} from './webhook.ts';
 
 export type OnFinding = (f: RecordedFinding) => void;
 
@@ -95,10 +100,11 @@ export async function webhookPass<T>(
       outcomes: await Promise.all(unique.map((t) => call(hook, direction, t, metadata))),
     })),
   );
-  const edits = new Map<string, string>();
+  // Every hook's spans are offsets into the same text: gathered, then masked together.
+  const spans = new Map<string, NonNullable<WebhookVerdict['redactions']>>();
   for (const { hook, outcomes } of verdicts) {
     outcomes.forEach((o, i) => {
-      const text = edits.get(unique[i]!) ?? unique[i]!;
+      const text = unique[i]!;
       if (!o.ok) {
         note.failures.push({
           rule: hook.rule,
@@ -122,10 +128,17 @@ export async function webhookPass<T>(
       // The rule's mode decides, as for local rules: a monitor rule only records its verdict.
       if (hook.mode === 'block' || (o.verdict.action === 'block' && hook.mode !== 'monitor'))
         throw blocked(hook.rule, 'content its check refused', direction, note);
-      if (hook.mode === 'redact' && o.verdict.action === 'redact')
-        edits.set(unique[i]!, applyRedactions(text, o.verdict, hook.allow));
+      if (hook.mode === 'redact' && o.verdict.action === 'redact') {
+        const kept = (o.verdict.redactions ?? []).filter(
+          (r) => !hook.allow.includes(text.slice(r.start, r.end)),
+        );
+        spans.set(text, [...(spans.get(text) ?? []), ...kept]);
+      }
     });
   }
-  if (edits.size === 0) return first;
+  if (spans.size === 0) return first;
+  const edits = new Map(
+    [...spans].map(([t, redactions]) => [t, applyRedactions(t, { action: 'redact', redactions }, [])]),
+  );
   return walk((t) => edits.get(t) ?? t);
 }
