@@ -5,6 +5,7 @@ import { asyncJobs } from './async/jobs.ts';
 import { responseCache } from './cache/feature.ts';
 import type { ConsoleBackend } from './console/backend.ts';
 import { bundleReady, ConsoleWeb, type ConsoleWebOptions } from './console-web/index.ts';
+import { guardrails } from './guardrails/feature.ts';
 import { buildGatewayApp } from './http/app.ts';
 import { buildOpsApp } from './http/ops-app.ts';
 import type { HttpLimits } from './http/server-limits.ts';
@@ -122,9 +123,12 @@ export function createGateway(store: SnapshotStore, opts: GatewayOptions = {}): 
     now,
     summaries: { call: (ex, p) => summaries.call(ex, p), settle },
   });
-  // The order features run in: admission first (a cache hit counts toward rate limits), then the
-  // cache, then session memory (session workflows bypass the cache, so those two commute).
+  // The order features run in: guardrails first (every later feature only sees the checked
+  // request, and a blocked one takes no rate units), admission (a cache hit counts toward rate
+  // limits), then the cache, then session memory (session workflows bypass the cache, so those two
+  // commute).
   const features: Feature[] = [
+    guardrails({ registry, now }),
     limits,
     responseCache({ store: stores.cache, registry, logger, now }),
     sessions,

@@ -193,3 +193,13 @@ export function vertexProvider(
     },
   ];
 }
+
+/** A Guardrail of the test project; `spec` holds at least `rules` (scope defaults to project). */
+export function guardrail(name: string, spec: Record<string, unknown>, namespace = NS) {
+  return {
+    apiVersion: v1,
+    kind: 'Guardrail',
+    metadata: meta(name, namespace),
+    spec: { projectRef: { name: PROJECT }, ...spec },
+  };
+}

@@ -179,6 +179,7 @@ describe('every code: its status, its OpenAI type and its Anthropic type', () =>
     project_budget_exceeded: [402, 'budget_exceeded', 'invalid_request_error'],
     workflow_budget_config_error: [422, 'budget_config_error', 'invalid_request_error'],
     project_budget_config_error: [422, 'budget_config_error', 'invalid_request_error'],
+    guardrail_blocked: [400, 'invalid_request_error', 'invalid_request_error'],
   };
 
   it('the table covers every code', () => {

@@ -259,7 +259,7 @@ describe('a Messages request as the canonical body', () => {
       'anthropic-beta': 'advanced-tool-use-2025-11-20,unknown-beta-1',
     });
     expect(body.tools?.map((t) => t.function.name)).toEqual(['ToolSearch', 'get_weather']);
-    expect(body.messages.at(-1)).toEqual({
+    expect(body.messages?.at(-1)).toEqual({
       role: 'tool',
       tool_call_id: 'toolu_01',
       content: 'Tool "get_weather" is loaded.',

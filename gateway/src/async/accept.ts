@@ -1,4 +1,5 @@
 import { GatewayError } from '../errors/index.ts';
+import { maskStored } from '../guardrails/values.ts';
 import type { Exchange } from '../pipeline/exchange.ts';
 import type { NativeBody } from '../requests/native-schema.ts';
 import { type ChannelDoc, topicOf } from './channels.ts';
@@ -55,7 +56,13 @@ export async function accept(
     channelId,
     projectId,
     keyHash: ex.auth.keyHash,
-    body: sessionId && !body.session_id ? { ...body, session_id: sessionId } : body,
+    // The job waits in Redis: what guardrails mask in the request is masked in it too.
+    body: maskStored(
+      ex.auth.project,
+      p.workflowName,
+      ex.auth.key.keyId,
+      sessionId && !body.session_id ? { ...body, session_id: sessionId } : body,
+    ),
     acceptedAt: now,
     ...accepted.notes.carried,
     ...(trace ? { trace } : {}),

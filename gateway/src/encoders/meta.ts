@@ -1,4 +1,5 @@
 import { type UsageFigures, usageFigures } from '../domain/usage.ts';
+import { firedList } from '../guardrails/note.ts';
 import type { Exchange } from '../pipeline/exchange.ts';
 import type { Answer, PipelineResult, StreamEnd } from '../pipeline/result.ts';
 import type { NativeMeta } from './native.ts';
@@ -84,5 +85,7 @@ export function serviceHeaders(
   if (n.cache) h['x-service-cache'] = n.cache;
   if (n.sessionId) h['x-service-session-id'] = n.sessionId;
   if (n.rateLimitHeaders) Object.assign(h, n.rateLimitHeaders);
+  const fired = n.guardrails ? firedList(n.guardrails) : '';
+  if (fired) h['x-service-guardrails'] = fired;
   return h;
 }

@@ -56,6 +56,7 @@ const COMPAT_TYPE: Record<ErrorCode, string> = {
   project_budget_exceeded: 'budget_exceeded',
   workflow_budget_config_error: 'budget_config_error',
   project_budget_config_error: 'budget_config_error',
+  guardrail_blocked: 'invalid_request_error',
 };
 
 /** Codes renamed on the compatible surface to what OpenAI clients expect. */

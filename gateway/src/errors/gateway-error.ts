@@ -33,7 +33,8 @@ export type ErrorCode =
   | 'workflow_budget_exceeded'
   | 'project_budget_exceeded'
   | 'workflow_budget_config_error'
-  | 'project_budget_config_error';
+  | 'project_budget_config_error'
+  | 'guardrail_blocked';
 
 export const STATUS_OF: Record<ErrorCode, number> = {
   missing_api_key: 401,
@@ -66,6 +67,7 @@ export const STATUS_OF: Record<ErrorCode, number> = {
   project_budget_exceeded: 402,
   workflow_budget_config_error: 422,
   project_budget_config_error: 422,
+  guardrail_blocked: 400,
 };
 
 export interface GatewayErrorInit {

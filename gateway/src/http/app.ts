@@ -21,6 +21,7 @@ import { asyncRoutes } from './async-routes.ts';
 import { compatRoutes } from './compat-routes.ts';
 import { conversationsRoutes } from './conversations-routes.ts';
 import './context.ts';
+import { evaluateRoute } from '../guardrails/evaluate-route.ts';
 import { sendError, sendFrameworkError, surfaceOf } from './errors.ts';
 import { inputTokensRoute } from './input-tokens-route.ts';
 import { installJsonParsers } from './json-parser.ts';
@@ -169,6 +170,7 @@ export function buildGatewayApp(opts: GatewayAppOptions): FastifyInstance {
         responsesRoutes(scoped, pipeline, opts.storedResponses, now, opts.conversations);
         conversationsRoutes(scoped, opts.conversations, now);
         inputTokensRoute(scoped, opts.storedResponses, opts.conversations);
+        evaluateRoute(scoped);
         messagesRoutes(scoped, pipeline);
         readRoutes(scoped, state, now);
         sessionRoutes(scoped, opts.sessions);

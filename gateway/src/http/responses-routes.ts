@@ -10,6 +10,7 @@ import { answeredResponse, type ResponseEcho } from '../encoders/encode-response
 import { writeResponsesStream } from '../encoders/responses-sse.ts';
 import { resultOrUpstreamError } from '../encoders/result-or-upstream-error.ts';
 import { GatewayError } from '../errors/index.ts';
+import { maskStored } from '../guardrails/values.ts';
 import type { Pipeline } from '../pipeline/run.ts';
 import { LIMITS } from '../requests/limits.ts';
 import { unsupported } from '../requests/param-rules.ts';
@@ -82,19 +83,21 @@ export function responsesRoutes(
       toolNames: turn.toolNames,
     };
     let sessionId: string | undefined;
+    // What is kept in the client's words is masked by the project's guardrails, like the request.
+    const mask = <T>(value: T): T => maskStored(auth.project, body.model, auth.key.keyId, value);
     const retentionMs = auth.project.config.storedResponses.retentionDays * DAY_MS;
     // The turn joins its conversation before the answer goes out, so any process continues from it.
     const appended = async (response: Record<string, unknown>): Promise<void> => {
       if (!conversation) return;
       const output = (Array.isArray(response.output) ? response.output : []) as ConversationItem[];
-      const items = [...(turn.items as ConversationItem[]), ...output];
+      const items = mask([...(turn.items as ConversationItem[]), ...output]);
       if (!(await guarded(conversations.append(projectId, conversation.id, items, retentionMs))))
         throw conversationNotFound(conversation.id, 'conversation');
     };
     const stored = async (response: Record<string, unknown>, responseJson?: string): Promise<void> => {
       await appended(response);
       if (body.store === false) return;
-      const record: StoredResponse = {
+      const record: StoredResponse = mask({
         id: echo.id,
         workflow: body.model,
         response,
@@ -104,8 +107,10 @@ export function responsesRoutes(
           assistantTurn(response.output, turn.toolNames),
         ] as unknown as Record<string, unknown>[],
         ...(sessionId ? { sessionId } : {}),
-      };
-      await store.put(projectId, record, retentionMs, responseJson);
+      });
+      // The answer's JSON is stored as is only when masking left the response untouched.
+      const json = record.response === response ? responseJson : undefined;
+      await store.put(projectId, record, retentionMs, json);
     };
     const { ex, result: outcome } = await serve(pipeline, req, reply, 'responses', {
       body: turn.native,

@@ -1,3 +1,4 @@
+import type { CheckFailure, RecordedFinding } from '../guardrails/note.ts';
 import type { Attempt } from '../routing/attempts.ts';
 import type { RequestLogType } from '../state/types.ts';
 
@@ -42,6 +43,8 @@ export interface RequestRecord {
   costSavedMicros?: number | null;
   /** The trace it belongs to, when tracing is on. */
   traceId?: string;
+  /** Guardrail findings (never the value) and failed checks, when some rule fired. */
+  guardrails?: { findings: RecordedFinding[]; failures?: CheckFailure[] };
   /** Only for projects that opt into bodies in request logs. */
   bodies?: { request: unknown; response: unknown };
 }

@@ -1,5 +1,5 @@
 import type { GatewayError } from '../errors/index.ts';
-import type { CanonicalRequest, CanonicalResult } from '../providers/types.ts';
+import type { CanonicalRequest, CanonicalResult, StreamEvent } from '../providers/types.ts';
 import type { SlotGuard } from '../routing/plan.ts';
 import type { Exchange } from './exchange.ts';
 import type { Prepared } from './prepare.ts';
@@ -13,6 +13,12 @@ export type RunEnd =
   | { kind: 'refused'; error: GatewayError }
   /** An accepted async request: its job runs later, on an exchange of its own. */
   | { kind: 'queued' };
+
+/** A stream's first event and the rest of it, as a `reviewStream` hook takes and returns them. */
+export interface ReviewedStream {
+  first: StreamEvent;
+  rest: AsyncIterator<StreamEvent>;
+}
 
 /** What `finish` returns: nothing, or a write the answer waits for (it never rejects). */
 export type Durable = Promise<void> | undefined;
@@ -45,6 +51,13 @@ export interface FeatureRun {
    * return this feature's hook around each slot of the failover chain.
    */
   toChain?(p: Prepared): SlotGuard | undefined;
+  /**
+   * The answer, before any run finishes with it or the client gets it: returned as every feature
+   * and the client may see it (guardrails mask it), or a GatewayError is thrown to refuse it.
+   */
+  review?(result: CanonicalResult): CanonicalResult | Promise<CanonicalResult>;
+  /** The same for a stream about to be followed: its events as every feature and the client see them. */
+  reviewStream?(opened: ReviewedStream): ReviewedStream;
   /** The exchange ended. Never throws; returns a write the answer must wait for, if any. */
   finish(end: RunEnd): Durable;
 }

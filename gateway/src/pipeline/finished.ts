@@ -156,7 +156,23 @@ export function recordOf(f: Finished): RequestRecord {
   if (n.sessionId) r.sessionId = n.sessionId;
   if (n.cache) r.cache = n.cache;
   if (n.costSavedMicros !== undefined) r.costSavedMicros = n.costSavedMicros;
-  if (bodies && p) r.bodies = { request: f.body ?? null, response: null };
+  // With guardrails on, the body as the client sent it is not kept: the checked request is.
+  if (bodies && p)
+    r.bodies = {
+      request: n.guardrails ? (n.guardrails.refusedRequest ?? p.request) : (f.body ?? null),
+      response: null,
+    };
+  if (n.guardrails && (n.guardrails.findings.length || n.guardrails.failures.length))
+    r.guardrails = {
+      findings: n.guardrails.findings.map((x) => ({
+        rule: x.rule,
+        label: x.label,
+        mode: x.mode,
+        direction: x.direction,
+        hash: x.hash,
+      })),
+      ...(n.guardrails.failures.length ? { failures: n.guardrails.failures } : {}),
+    };
   const res = f.result;
   if (res?.kind === 'failed') failed(r, res.failure);
   else {

@@ -1,4 +1,5 @@
 import type { GatewayError } from '../errors/index.ts';
+import type { GuardrailNote } from '../guardrails/note.ts';
 import type { CanonicalResult, StreamEvent, Usage } from '../providers/types.ts';
 import type { Attempt } from '../routing/attempts.ts';
 import type { RuntimeSlot } from '../snapshot/runtime.ts';
@@ -27,6 +28,8 @@ export interface Notes {
   rateLimitHeaders?: Record<string, string>;
   /** Rate limits: what an accepted async request's admission leaves for its job. */
   carried?: Carried;
+  /** Guardrails: the findings (rule, label, mode, hash; never the value) and failed checks. */
+  guardrails?: GuardrailNote;
 }
 
 /** A request answered: the values features, encoders and settle read (never the log record). */

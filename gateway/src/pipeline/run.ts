@@ -67,6 +67,8 @@ export class Pipeline {
     } catch (err) {
       return this.#refused(ex, p, err);
     }
+    // As in #serve: what was settled is the request as the features rewrote it (guardrails masked).
+    ex.progress.prepared = runs.prepared;
     void runs.finish({ kind: 'queued' });
     return { kind: 'accepted', prepared: runs.prepared, notes: runs.notes };
   }
@@ -124,13 +126,21 @@ export class Pipeline {
     result: CanonicalResult,
     stream: boolean,
   ): Promise<PipelineResult> {
+    let reviewed = result;
+    if (runs.reviews)
+      try {
+        reviewed = await runs.review(result);
+      } catch (err) {
+        runs.finishRefused(err);
+        return this.#refused(ex, p, err);
+      }
     const answer: Answer = {
       slot: undefined,
       attempts: [],
-      result,
+      result: reviewed,
       usage: reportedUsage(result),
       costMicros: 0,
-      structured: structuredValue(p.plan, result),
+      structured: structuredValue(p.plan, reviewed),
     };
     const durable = runs.finish({ kind: 'answered', answer });
     if (durable) await durable;
@@ -157,13 +167,44 @@ export class Pipeline {
       ex.trace.chain(p, ex.auth.project.config.id, false),
     );
     if (!outcome.ok) return this.#chainFailed(ex, runs, p, outcome);
+    const usage = reportedUsage(outcome.result);
+    const costMicros = answerCost(plan, outcome.slot, usage, outcome.result);
+    let result = outcome.result;
+    if (runs.reviews)
+      try {
+        result = await runs.review(result);
+      } catch (err) {
+        if (!(err instanceof GatewayError)) throw err;
+        // Refused after the provider answered: what the answer cost still counts.
+        const failure: Failure = {
+          slot: outcome.slot,
+          attempts: outcome.attempts,
+          code: err.code,
+          message: err.message,
+          providerMessage: err.message,
+          httpStatus: err.status,
+          upstreamStatus: undefined,
+          usage,
+          costMicros,
+          aborted: false,
+        };
+        void runs.finish({ kind: 'failed', failure });
+        return this.#done(ex, {
+          kind: 'refused',
+          prepared: p,
+          notes: runs.notes,
+          error: err,
+          attempts: outcome.attempts,
+        });
+      }
     const answer: Answer = {
       slot: outcome.slot,
       attempts: outcome.attempts,
-      result: outcome.result,
-      usage: reportedUsage(outcome.result),
-      costMicros: answerCost(plan, outcome.slot, reportedUsage(outcome.result), outcome.result),
-      structured: outcome.structured,
+      result,
+      usage,
+      costMicros,
+      // A masked answer's structured value is read again from the masked text.
+      structured: result === outcome.result ? outcome.structured : structuredValue(plan, result),
     };
     const durable = runs.finish({ kind: 'answered', answer });
     if (durable) await durable;
@@ -178,7 +219,7 @@ export class Pipeline {
       ex.trace.chain(p, ex.auth.project.config.id, true),
     );
     if (!opened.ok) return this.#chainFailed(ex, runs, p, opened);
-    const { events, ended } = followStream(ex, runs, { ...p, plan }, opened);
+    const { events, ended } = followStream(ex, runs, { ...p, plan }, runs.reviewStream(opened));
     return this.#done(ex, {
       kind: 'streaming',
       prepared: p,

@@ -4,7 +4,7 @@ import type { CanonicalResult } from '../providers/types.ts';
 import type { SlotGuard } from '../routing/plan.ts';
 import type { RuntimeSlot } from '../snapshot/runtime.ts';
 import type { Exchange } from './exchange.ts';
-import type { Durable, Feature, FeatureRun, RunEnd } from './feature.ts';
+import type { Durable, Feature, FeatureRun, ReviewedStream, RunEnd } from './feature.ts';
 import type { Prepared } from './prepare.ts';
 import type { Notes } from './result.ts';
 
@@ -62,6 +62,25 @@ export class Runs {
   get answer(): CanonicalResult | undefined {
     for (const r of this.#runs) if (r.answer) return r.answer;
     return undefined;
+  }
+
+  /** The answer as the runs let it through (a run may mask it, or throw to refuse it). */
+  async review(result: CanonicalResult): Promise<CanonicalResult> {
+    let out = result;
+    for (const r of this.#runs) if (r.review) out = await r.review(out);
+    return out;
+  }
+
+  /** Whether some run reviews answers (so an answer without one costs no promise). */
+  get reviews(): boolean {
+    return this.#runs.some((r) => r.review !== undefined);
+  }
+
+  /** A stream's events as the runs let them through. */
+  reviewStream<S extends ReviewedStream>(opened: S): S {
+    let out = opened;
+    for (const r of this.#runs) if (r.reviewStream) out = { ...out, ...r.reviewStream(out) };
+    return out;
   }
 
   /** The request will reach a provider: every run may still refuse it; their slot guards as one. */

@@ -67,7 +67,9 @@ export function requestLogEntry(
     customer_data: r.customerData ?? {},
     test_mode: r.testMode === true,
     trace_id: r.traceId ?? null,
-    ...(saved || details ? { details: { ...saved, ...details } } : {}),
+    ...(saved || details || r.guardrails
+      ? { details: { ...saved, ...(r.guardrails ? { guardrails: r.guardrails } : {}), ...details } }
+      : {}),
     ...(r.bodies ? { bodies: r.bodies } : {}),
   };
 }

@@ -42,6 +42,8 @@ export interface RuntimeProject {
    * two secrets while one rotates (the Secret holds both, new first), one otherwise.
    */
   webhooks: { url: string; secrets: string[]; events: readonly string[] }[];
+  /** Guardrail webhook rules' signing secrets, unsealed, by `<guardrail>/<rule>`. */
+  guardrailSecrets?: Map<string, string[]>;
 }
 
 export interface RuntimeKey extends SnapshotApiKey {
@@ -120,7 +122,17 @@ export function buildRuntime(snapshot: Snapshot, sealKey: Buffer): Runtime {
         .filter((x) => x.length > 0),
       events: w.events,
     }));
-    projects.set(project.id, { config: project, workflows, providers, webhooks });
+    const guardrailSecrets = new Map<string, string[]>();
+    for (const g of Object.values(project.guardrails))
+      for (const r of g.rules)
+        if (r.detector.type === 'webhook' && r.detector.secret)
+          guardrailSecrets.set(
+            `${g.name}/${r.name}`,
+            unseal(sealKey, `guardrail:${project.id}:${g.name}/${r.name}`, r.detector.secret)
+              .split(/\s+/)
+              .filter((x) => x.length > 0),
+          );
+    projects.set(project.id, { config: project, workflows, providers, webhooks, guardrailSecrets });
   }
   // Adapters with libraries of their own load them now, not on a first request (and never for a
   // snapshot without such a provider). A failed load is retried, and reported, by that request.

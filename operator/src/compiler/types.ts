@@ -22,6 +22,8 @@ export const REASONS = [
   'WorkflowNotFound',
   'WorkflowNotReady',
   'SlotNotFound',
+  'InvalidPattern',
+  'ApiKeyNotFound',
 ] as const;
 export type Reason = (typeof REASONS)[number];
 
