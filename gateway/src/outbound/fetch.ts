@@ -66,6 +66,15 @@ function checkUrl(url: URL, policy: OutboundPolicy): void {
 }
 
 /**
+ * The dispatcher for one outbound request on behalf of a project, after the checks made before DNS
+ * (the lookup checks again as it connects): for callers that stream the answer themselves (MCP).
+ */
+export function guardedDispatcher(url: URL, policy: OutboundPolicy): InstanceType<typeof Agent> {
+  checkUrl(url, policy);
+  return policy.allowPrivateNetworks ? openAgent : guardedAgent;
+}
+
+/**
  * One outbound request on behalf of a project, through the SSRF guard (before DNS, after DNS, and
  * again for every redirect, which is followed by hand, at most three, only for GET/HEAD or 307/308).
  */

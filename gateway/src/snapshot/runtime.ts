@@ -2,6 +2,7 @@ import {
   type ModelPricing,
   type Snapshot,
   type SnapshotApiKey,
+  type SnapshotMcpServer,
   type SnapshotProject,
   type SnapshotProvider,
   type SnapshotWorkflow,
@@ -42,6 +43,8 @@ export interface RuntimeProject {
    * two secrets while one rotates (the Secret holds both, new first), one otherwise.
    */
   webhooks: { url: string; secrets: string[]; events: readonly string[] }[];
+  /** The project's MCP servers with the headers sent to them unsealed (once per snapshot). */
+  mcpServers: Map<string, { config: SnapshotMcpServer; headers: Record<string, string> }>;
 }
 
 export interface RuntimeKey extends SnapshotApiKey {
@@ -78,6 +81,11 @@ function makeTarget(
     ...(auth ? { auth } : {}),
     ...(Object.keys(options).length > 0 ? { options } : {}),
   };
+}
+
+/** The additional data an MCPServer's header value is sealed with: its project, server and header. */
+export function mcpHeaderSealContext(projectId: string, server: string, header: string): string {
+  return `mcp:${projectId}/${server}:${header}`;
 }
 
 export function buildRuntime(snapshot: Snapshot, sealKey: Buffer): Runtime {
@@ -120,7 +128,14 @@ export function buildRuntime(snapshot: Snapshot, sealKey: Buffer): Runtime {
         .filter((x) => x.length > 0),
       events: w.events,
     }));
-    projects.set(project.id, { config: project, workflows, providers, webhooks });
+    const mcpServers: RuntimeProject['mcpServers'] = new Map();
+    for (const m of Object.values(project.mcpServers)) {
+      const headers: Record<string, string> = {};
+      for (const h of m.headers)
+        headers[h.name] = unseal(sealKey, mcpHeaderSealContext(project.id, m.name, h.name), h.value);
+      mcpServers.set(m.name, { config: m, headers });
+    }
+    projects.set(project.id, { config: project, workflows, providers, webhooks, mcpServers });
   }
   // Adapters with libraries of their own load them now, not on a first request (and never for a
   // snapshot without such a provider). A failed load is retried, and reported, by that request.
