@@ -49,3 +49,10 @@ export const snapshotMcpServer = z.object({
   callsPerMinute: z.number().int().positive().optional(),
 });
 export type SnapshotMcpServer = z.infer<typeof snapshotMcpServer>;
+
+/**
+ * The context a server's header value is sealed under (see `seal`): the operator seals with it,
+ * the gateway opens `headers[i].value` with the same string. Header names are case-insensitive.
+ */
+export const mcpHeaderSealContext = (projectId: string, server: string, headerName: string): string =>
+  `mcp:${projectId}/${server}:${headerName.toLowerCase()}`;

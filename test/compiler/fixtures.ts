@@ -170,5 +170,7 @@ export function inSnapshot(s: Snapshot, kind: SwitchyardKind, name: string, ns: 
       return Object.values(s.apiKeys).some((k) => k.keyId === `${ns}/${name}`);
     case 'SpendCap':
       return projects.some((p) => p.spendCaps.some((c) => c.id === `${ns}/${name}`));
+    case 'MCPServer':
+      return projects.some((p) => Object.values(p.mcpServers).some((m) => m.source === `${ns}/${name}`));
   }
 }

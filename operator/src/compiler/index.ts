@@ -7,8 +7,17 @@ import {
   seal,
   sha256Hex,
 } from '#contract';
-import type { ApiKey, Project, Provider, SpendCap, SwitchyardObject, Workflow } from '../resources/index.ts';
+import type {
+  ApiKey,
+  MCPServer,
+  Project,
+  Provider,
+  SpendCap,
+  SwitchyardObject,
+  Workflow,
+} from '../resources/index.ts';
 import { compileApiKeys } from './apikeys.ts';
+import { compileMcpServers } from './mcpservers.ts';
 import { compileProviders } from './providers.ts';
 import { SecretIndex } from './secrets.ts';
 import { compileSpendCaps } from './spendcaps.ts';
@@ -54,6 +63,7 @@ export function compileSnapshot(input: CompileInput): CompileOutput {
   const workflows: Workflow[] = ofKind(input.objects, 'Workflow');
   const keys: ApiKey[] = ofKind(input.objects, 'ApiKey');
   const caps: SpendCap[] = ofKind(input.objects, 'SpendCap');
+  const mcp: MCPServer[] = ofKind(input.objects, 'MCPServer');
 
   const projectIds = new Map<string, string>();
   for (const p of projects)
@@ -66,6 +76,7 @@ export function compileSnapshot(input: CompileInput): CompileOutput {
   const compiledWorkflows = compileWorkflows(workflows, projectIds, compiledProviders, verdicts);
   const apiKeys = compileApiKeys(keys, projectIds, secrets, input.now, verdicts);
   const spendCaps = compileSpendCaps(caps, projectIds, compiledWorkflows, verdicts);
+  const mcpServers = compileMcpServers(mcp, projectIds, secrets, input.sealKey, verdicts);
 
   const body: SnapshotBody = { schemaVersion: SNAPSHOT_SCHEMA_VERSION, projects: {}, apiKeys };
   for (const p of projects) {
@@ -100,7 +111,7 @@ export function compileSnapshot(input: CompileInput): CompileOutput {
       spendCaps: spendCaps.get(id) ?? [],
       requestLogs: compileRequestLogs(p),
       storedResponses: { retentionDays: p.spec.storedResponses.retentionDays },
-      mcpServers: {},
+      mcpServers: mcpServers.get(id) ?? {},
       guardrails: {},
     };
     const keyCount = new Set(

@@ -22,6 +22,7 @@ export const REASONS = [
   'WorkflowNotFound',
   'WorkflowNotReady',
   'SlotNotFound',
+  'DuplicateToolPrefix',
 ] as const;
 export type Reason = (typeof REASONS)[number];
 

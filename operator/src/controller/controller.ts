@@ -2,6 +2,7 @@ import type { Cluster, Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { Snapshot } from '#contract';
 import { compileSnapshot, refKey, refOf, type Verdict } from '../compiler/index.ts';
+import { referencedSecretIds } from '../compiler/referenced-secrets.ts';
 import { generatedKeySecretName } from '../keys/secret-fields.ts';
 import { previousValidUntil, ROTATION_ANNOTATION } from '../keys/secret-plan.ts';
 import { ensureGeneratedKeys } from '../keys/step.ts';
@@ -249,19 +250,7 @@ export class Controller {
   }
 
   #referencedSecrets(objects: readonly SwitchyardObject[]): SecretData[] {
-    const wanted = new Set<string>();
-    for (const o of objects) {
-      const ns = o.metadata.namespace;
-      if (o.kind === 'Provider') {
-        const c = o.spec.credentials;
-        const name = c?.secretRef?.name ?? c?.awsAccessKeys?.name;
-        if (name) wanted.add(`${ns}/${name}`);
-      }
-      if (o.kind === 'Project')
-        for (const w of o.spec.webhooks ?? []) wanted.add(`${ns}/${w.secretRef.name}`);
-      if (o.kind === 'ApiKey')
-        wanted.add(`${ns}/${o.spec.secretRef?.name ?? generatedKeySecretName(o.metadata.name)}`);
-    }
+    const wanted = referencedSecretIds(objects);
     const out: SecretData[] = [];
     for (const id of wanted) {
       const [ns = '', name = ''] = id.split('/');

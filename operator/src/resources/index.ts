@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { type ApiKey, apiKey, apiKeyInfo } from './apikey.ts';
 import type { KindInfo } from './common.ts';
+import { type MCPServer, mcpServer, mcpServerInfo } from './mcpserver.ts';
 import { type Project, project, projectInfo } from './project.ts';
 import { type Provider, provider, providerInfo } from './provider.ts';
 import { type SpendCap, spendCap, spendCapInfo } from './spendcap.ts';
@@ -15,10 +16,18 @@ export const KINDS = [
   { info: workflowInfo, schema: workflow, spec: workflow.shape.spec, status: workflow.shape.status },
   { info: apiKeyInfo, schema: apiKey, spec: apiKey.shape.spec, status: apiKey.shape.status },
   { info: spendCapInfo, schema: spendCap, spec: spendCap.shape.spec, status: spendCap.shape.status },
+  { info: mcpServerInfo, schema: mcpServer, spec: mcpServer.shape.spec, status: mcpServer.shape.status },
 ] as const satisfies readonly { info: KindInfo; schema: z.ZodType; spec: z.ZodType; status: z.ZodType }[];
 
-export const switchyardObject = z.discriminatedUnion('kind', [project, provider, workflow, apiKey, spendCap]);
-export type SwitchyardObject = Project | Provider | Workflow | ApiKey | SpendCap;
+export const switchyardObject = z.discriminatedUnion('kind', [
+  project,
+  provider,
+  workflow,
+  apiKey,
+  spendCap,
+  mcpServer,
+]);
+export type SwitchyardObject = Project | Provider | Workflow | ApiKey | SpendCap | MCPServer;
 export type SwitchyardKind = SwitchyardObject['kind'];
 
-export type { ApiKey, Project, Provider, SpendCap, Workflow };
+export type { ApiKey, MCPServer, Project, Provider, SpendCap, Workflow };

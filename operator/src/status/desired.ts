@@ -2,6 +2,7 @@ import type { z } from 'zod';
 import type { Verdict } from '../compiler/types.ts';
 import { apiKeyStatus } from '../resources/apikey.ts';
 import type { SwitchyardKind, SwitchyardObject } from '../resources/index.ts';
+import { mcpServerStatus } from '../resources/mcpserver.ts';
 import { projectStatus } from '../resources/project.ts';
 import { providerStatus } from '../resources/provider.ts';
 import { spendCapStatus } from '../resources/spendcap.ts';
@@ -23,6 +24,7 @@ export const STATUS_SCHEMAS: { [K in SwitchyardKind]: z.ZodType<KindStatus<K>> }
   Workflow: workflowStatus,
   ApiKey: apiKeyStatus,
   SpendCap: spendCapStatus,
+  MCPServer: mcpServerStatus,
 };
 
 type Details = Verdict['details'];
@@ -40,6 +42,7 @@ const FROM_DETAILS: { [K in SwitchyardKind]: (d: Details) => StatusFields<K> } =
   Workflow: (d) => ({ apiName: text(d.apiName), route: text(d.route), backups: count(d.backups) }),
   ApiKey: (d) => ({ keyPrefix: text(d.keyPrefix) }),
   SpendCap: () => ({}),
+  MCPServer: (d) => ({ projectId: text(d.projectId), toolPrefix: text(d.toolPrefix) }),
 };
 
 export interface DesiredStatusInput<K extends SwitchyardKind> {
