@@ -4,10 +4,12 @@ import type { Logger } from 'pino';
 import { authOf, clientAbortSignal } from '../http/context.ts';
 import { classifyPost, type JsonRpcMessage } from './inbound.ts';
 import { RPC, RpcFailure, RpcRefusal, rpcError, rpcResult } from './jsonrpc.ts';
-import { type McpCaller, McpService } from './service.ts';
+import { modernResult } from './modern.ts';
+import { McpService } from './service.ts';
 import type { ListChange, McpSession, McpSessionStore } from './sessions.ts';
 import { isSessionId } from './sessions.ts';
 import type { ToolCalls } from './tool-call.ts';
+import type { McpCaller } from './types.ts';
 import { UpstreamPool } from './upstreams.ts';
 
 export interface EndpointDeps {
@@ -121,7 +123,13 @@ export class McpEndpoint {
     }
     const caller = this.#caller(req, reply, inbound.era, sessionId);
     const answered = await this.#answer(message, () => this.#service.dispatch(caller, message));
-    const body = 'result' in answered ? rpcResult(message.id, answered.result) : answered;
+    const body =
+      'result' in answered
+        ? rpcResult(
+            message.id,
+            inbound.era === 'modern' ? modernResult(message.method, answered.result) : answered.result,
+          )
+        : answered;
     await reply.code(200).type('application/json').send(body);
   }
 

@@ -22,29 +22,8 @@ import { RPC, RpcFailure } from './jsonrpc.ts';
 import { keyMayCall, routeName, serverExposes } from './names.ts';
 import type { McpSession, McpSessionStore } from './sessions.ts';
 import { callTool, type ToolCalls } from './tool-call.ts';
+import { CAPABILITIES, type McpCaller, SERVER_INFO } from './types.ts';
 import type { UpstreamPool, UpstreamServer } from './upstreams.ts';
-
-export const SERVER_INFO = { name: 'switchyard', title: 'Switchyard MCP gateway', version: '1' } as const;
-/** What the virtual server offers: the union of what its upstreams may offer, changes announced. */
-export const CAPABILITIES = {
-  tools: { listChanged: true },
-  resources: { listChanged: true },
-  prompts: { listChanged: true },
-  logging: {},
-} as const;
-
-/** Who is asking, in which era, on whose behalf: one per HTTP request. */
-export interface McpCaller {
-  requestId: string;
-  projectId: string;
-  project: RuntimeProject;
-  keyId: string;
-  grants: readonly string[] | undefined;
-  era: 'legacy' | 'modern';
-  sessionId: string | undefined;
-  signal: AbortSignal;
-  traceparent: string | undefined;
-}
 
 export interface McpServiceDeps {
   pool: UpstreamPool;

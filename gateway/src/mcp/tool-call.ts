@@ -1,5 +1,5 @@
 import type { CallToolResult } from '@modelcontextprotocol/client';
-import type { McpCaller } from './service.ts';
+import type { McpCaller } from './types.ts';
 import type { UpstreamPool, UpstreamServer } from './upstreams.ts';
 import { UpstreamUnavailable } from './upstreams.ts';
 

@@ -1,5 +1,6 @@
 import {
   type ModelPricing,
+  mcpHeaderSealContext,
   type Snapshot,
   type SnapshotApiKey,
   type SnapshotMcpServer,
@@ -81,11 +82,6 @@ function makeTarget(
     ...(auth ? { auth } : {}),
     ...(Object.keys(options).length > 0 ? { options } : {}),
   };
-}
-
-/** The additional data an MCPServer's header value is sealed with: its project, server and header. */
-export function mcpHeaderSealContext(projectId: string, server: string, header: string): string {
-  return `mcp:${projectId}/${server}:${header}`;
 }
 
 export function buildRuntime(snapshot: Snapshot, sealKey: Buffer): Runtime {

@@ -1,0 +1,122 @@
+/**
+ * /v1/mcp with the official SDK clients in front of real SDK servers: one virtual server per
+ * project, names prefixed, lists merged in order, grants filtering what a key sees and calls,
+ * upstream credentials the server's own, a dead upstream dropping out.
+ */
+import { createServer } from 'node:net';
+import {
+  Client as ClientV2,
+  StreamableHTTPClientTransport as TransportV2,
+} from '@modelcontextprotocol/client';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MCP_KEY, type McpEnv, NARROW_KEY, startMcpEnv, UP_TOKEN } from './helpers.ts';
+
+async function closedPort(): Promise<number> {
+  const srv = createServer();
+  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
+  const port = (srv.address() as { port: number }).port;
+  await new Promise<void>((r) => srv.close(() => r()));
+  return port;
+}
+
+function textOf(result: object): string {
+  return (result as { content?: { text?: string }[] }).content?.[0]?.text ?? '';
+}
+
+function v1Client(endpoint: string, key = MCP_KEY) {
+  const client = new Client({ name: 'test-v1', version: '1' });
+  const transport = new StreamableHTTPClientTransport(new URL(endpoint), {
+    requestInit: { headers: { authorization: `Bearer ${key}` } },
+  });
+  return { client, transport };
+}
+
+let env: McpEnv;
+beforeAll(async () => {
+  env = await startMcpEnv({ gonePort: await closedPort() });
+});
+afterAll(async () => {
+  await env?.close();
+});
+
+describe('/v1/mcp with the v1 SDK client (legacy era)', () => {
+  it('lists the granted tools of every live server, prefixed, in prefix order; calls reach the right upstream with its own credential', async () => {
+    const { client, transport } = v1Client(env.endpoint);
+    await client.connect(transport);
+    expect(transport.sessionId).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(client.getServerVersion()?.name).toBe('switchyard');
+    const { tools } = await client.listTools();
+    const names = tools.map((t) => t.name);
+    console.log(`tools/list: ${names.join(', ')}`);
+    expect(names).toEqual(['alpha__echo', 'alpha__add', 'alpha__slow', 'beta__echo', 'beta__add']);
+    const echoed = await client.callTool({ name: 'alpha__echo', arguments: { text: 'hi' } });
+    expect(echoed.content).toEqual([{ type: 'text', text: 'alpha:hi' }]);
+    const summed = await client.callTool({ name: 'beta__add', arguments: { a: 2, b: 3 } });
+    expect(summed.structuredContent).toEqual({ sum: 5 });
+    expect(env.alpha.authorizations.length).toBeGreaterThan(0);
+    expect(new Set(env.alpha.authorizations)).toEqual(new Set([`Bearer ${UP_TOKEN}`]));
+    expect(env.beta.authorizations.every((a) => a === undefined)).toBe(true);
+    await client.close();
+  });
+
+  it('refuses calls outside the grant or the allow/deny lists before they reach the upstream', async () => {
+    const before = env.beta.calls.get('add') ?? 0;
+    const { client, transport } = v1Client(env.endpoint, NARROW_KEY);
+    await client.connect(transport);
+    expect((await client.listTools()).tools.map((t) => t.name)).toEqual(['beta__echo']);
+    await expect(client.callTool({ name: 'beta__add', arguments: { a: 1, b: 1 } })).rejects.toThrow(
+      /not granted/,
+    );
+    expect(env.beta.calls.get('add') ?? 0).toBe(before);
+    await client.close();
+    const wide = v1Client(env.endpoint);
+    await wide.client.connect(wide.transport);
+    await expect(wide.client.callTool({ name: 'alpha__secret' })).rejects.toThrow(/Unknown tool/);
+    expect(env.alpha.calls.get('secret') ?? 0).toBe(0);
+    await wide.client.close();
+  });
+
+  it('a tool past its timeout and a server that is down are tool errors naming them', async () => {
+    const { client, transport } = v1Client(env.endpoint);
+    await client.connect(transport);
+    const slow = await client.callTool({ name: 'alpha__slow', arguments: { ms: 2000 } });
+    expect(slow.isError).toBe(true);
+    expect(textOf(slow)).toMatch(/"alpha" did not answer alpha__slow within 300 ms/);
+    const gone = await client.callTool({ name: 'gone__anything', arguments: {} });
+    expect(gone.isError).toBe(true);
+    expect(textOf(gone)).toMatch(/MCP server "gone" is unavailable/);
+    await client.close();
+  });
+
+  it('resources and prompts are aggregated with prefixed names and routed back', async () => {
+    const { client, transport } = v1Client(env.endpoint);
+    await client.connect(transport);
+    const { resources } = await client.listResources();
+    expect(resources.map((r) => [r.name, r.uri])).toEqual([['alpha__readme', 'memo://alpha/readme']]);
+    const read = await client.readResource({ uri: 'memo://alpha/readme' });
+    expect(read.contents[0]).toMatchObject({ text: 'readme of alpha' });
+    const { prompts } = await client.listPrompts();
+    expect(prompts.map((p) => p.name)).toEqual(['alpha__greet', 'beta__greet']);
+    const got = await client.getPrompt({ name: 'beta__greet', arguments: { who: 'Ada' } });
+    expect(got.messages[0]?.content).toEqual({ type: 'text', text: 'Hello Ada from beta' });
+    await client.close();
+  });
+});
+
+describe('/v1/mcp with the v2 client', () => {
+  it('connects with version negotiation on auto, lists and calls', async () => {
+    const client = new ClientV2({ name: 'test-v2', version: '1' }, { versionNegotiation: { mode: 'auto' } });
+    const transport = new TransportV2(new URL(env.endpoint), {
+      requestInit: { headers: { authorization: `Bearer ${MCP_KEY}` } },
+    });
+    await client.connect(transport);
+    console.log(`v2 client negotiated ${client.getNegotiatedProtocolVersion()}`);
+    const { tools } = await client.listTools();
+    expect(tools.map((t) => t.name)).toContain('beta__echo');
+    const out = await client.callTool({ name: 'beta__echo', arguments: { text: 'v2' } });
+    expect(out.content).toEqual([{ type: 'text', text: 'beta:v2' }]);
+    await client.close();
+  });
+});
