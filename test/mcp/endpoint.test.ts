@@ -35,7 +35,7 @@ function v1Client(endpoint: string, key = MCP_KEY) {
 
 let env: McpEnv;
 beforeAll(async () => {
-  env = await startMcpEnv({ gonePort: await closedPort() });
+  env = await startMcpEnv({ gonePort: await closedPort(), mcp: { keepAliveMs: 100 } });
 });
 afterAll(async () => {
   await env?.close();
@@ -102,6 +102,53 @@ describe('/v1/mcp with the v1 SDK client (legacy era)', () => {
     const got = await client.getPrompt({ name: 'beta__greet', arguments: { who: 'Ada' } });
     expect(got.messages[0]?.content).toEqual({ type: 'text', text: 'Hello Ada from beta' });
     await client.close();
+  });
+});
+
+describe('upstream sessions and streams', () => {
+  it('an upstream that lost its session (a restart) is re-initialised without the client noticing', async () => {
+    const { client, transport } = v1Client(env.endpoint);
+    await client.connect(transport);
+    await client.callTool({ name: 'alpha__echo', arguments: { text: 'one' } });
+    env.alpha.dropSessions();
+    const again = await client.callTool({ name: 'alpha__echo', arguments: { text: 'two' } });
+    expect(again.content).toEqual([{ type: 'text', text: 'alpha:two' }]);
+    await client.close();
+  });
+
+  it('a session’s GET stream carries keep-alive comments', async () => {
+    const init = await fetch(env.endpoint, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${MCP_KEY}`,
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+      },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'initialize',
+        params: {
+          protocolVersion: '2025-11-25',
+          capabilities: {},
+          clientInfo: { name: 'raw', version: '1' },
+        },
+      }),
+    });
+    const sid = init.headers.get('mcp-session-id') as string;
+    const ac = new AbortController();
+    const res = await fetch(env.endpoint, {
+      headers: { authorization: `Bearer ${MCP_KEY}`, accept: 'text/event-stream', 'mcp-session-id': sid },
+      signal: ac.signal,
+    });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toBe('text/event-stream');
+    const reader = (res.body as ReadableStream<Uint8Array>).getReader();
+    let text = '';
+    while ((text.match(/: keep-alive/g) ?? []).length < 2)
+      text += new TextDecoder().decode((await reader.read()).value);
+    ac.abort();
+    expect(text).toMatch(/^: stream open\n\n(: keep-alive\n\n)+/);
   });
 });
 
