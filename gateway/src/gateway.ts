@@ -8,8 +8,8 @@ import { bundleReady, ConsoleWeb, type ConsoleWebOptions } from './console-web/i
 import { buildGatewayApp } from './http/app.ts';
 import { buildOpsApp } from './http/ops-app.ts';
 import type { HttpLimits } from './http/server-limits.ts';
+import { governedToolCalls } from './mcp/governance.ts';
 import { McpHttp } from './mcp/routes.ts';
-import { UNGOVERNED } from './mcp/tool-call.ts';
 import { GatewayMetrics } from './observability/metrics.ts';
 import type { Feature } from './pipeline/feature.ts';
 import { Pipeline } from './pipeline/run.ts';
@@ -154,7 +154,7 @@ export function createGateway(store: SnapshotStore, opts: GatewayOptions = {}): 
 
   const mcp = new McpHttp({
     sessions: stores.mcpSessions,
-    calls: UNGOVERNED,
+    calls: governedToolCalls({ admitTool: (t) => limits.admitTool(t), state, registry, logger, now }),
     logger,
     now,
     sessionTtlMs: opts.mcp?.sessionTtlMs ?? 3_600_000,

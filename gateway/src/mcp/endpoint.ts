@@ -2,6 +2,7 @@ import { PassThrough } from 'node:stream';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import { authOf, clientAbortSignal } from '../http/context.ts';
+import { NO_TRACE } from '../tracing/off.ts';
 import { classifyPost, type JsonRpcMessage } from './inbound.ts';
 import { RPC, RpcFailure, RpcRefusal, rpcError, rpcResult } from './jsonrpc.ts';
 import { modernResult } from './modern.ts';
@@ -77,11 +78,12 @@ export class McpEndpoint {
       projectId: auth.project.config.id,
       project: auth.project,
       keyId: auth.key.keyId,
+      key: auth.key,
       grants: auth.key.toolGrants,
       era,
       sessionId,
       signal: clientAbortSignal(reply.raw),
-      traceparent: header(req, 'traceparent'),
+      trace: req.trace ?? NO_TRACE,
     };
   }
 

@@ -148,7 +148,7 @@ export class McpService {
       case 'tools/list':
         return { tools: await toolsFor(this.#d.pool, viewer) };
       case 'tools/call':
-        return this.#call(caller, viewer, params);
+        return this.#call(caller, viewer, params, message.id);
       case 'resources/list':
         return { resources: await resourcesFor(this.#d.pool, viewer) };
       case 'resources/templates/list':
@@ -164,7 +164,12 @@ export class McpService {
     }
   }
 
-  async #call(caller: McpCaller, viewer: Viewer, params: unknown): Promise<Record<string, unknown>> {
+  async #call(
+    caller: McpCaller,
+    viewer: Viewer,
+    params: unknown,
+    callId: string | number | undefined,
+  ): Promise<Record<string, unknown>> {
     const p = parse<{ name: string; arguments?: Record<string, unknown> }>(PARAMS.call, params);
     const routed = routeName(
       viewer.servers.map((s) => s.config),
@@ -182,6 +187,7 @@ export class McpService {
       tool: routed.name,
       prefixedName: p.name,
       arguments: p.arguments,
+      callId,
     })) as unknown as Record<string, unknown>;
   }
 

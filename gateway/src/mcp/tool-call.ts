@@ -12,13 +12,15 @@ export interface ToolCallPlan {
   tool: string;
   prefixedName: string;
   arguments: Record<string, unknown> | undefined;
+  /** The JSON-RPC id of the client's `tools/call`. */
+  callId: string | number | undefined;
 }
 
 export interface ToolCallEnd {
   outcome: ToolOutcome;
   durationMs: number;
   argumentBytes: number;
-  /** USD charged for the call, a decimal string; null when the tool has no price. */
+  /** USD charged for the call, a decimal string ("0" for a free tool); null when it never reached the upstream. */
   costUsd: string | null;
   result: CallToolResult;
   /** Why it failed, in words (refusals, timeouts, an unreachable upstream). */
@@ -60,8 +62,9 @@ function timeoutOf(plan: ToolCallPlan): number {
   return plan.server.config.tools[plan.tool]?.timeoutMs ?? plan.server.config.timeoutMs;
 }
 
-function priceOf(plan: ToolCallPlan): string | null {
-  return plan.server.config.tools[plan.tool]?.priceUsd ?? null;
+/** A tool without a price is free. */
+export function priceOf(plan: ToolCallPlan): string {
+  return plan.server.config.tools[plan.tool]?.priceUsd ?? '0';
 }
 
 /**

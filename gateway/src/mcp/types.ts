@@ -1,4 +1,5 @@
-import type { RuntimeProject } from '../snapshot/runtime.ts';
+import type { RuntimeKey, RuntimeProject } from '../snapshot/runtime.ts';
+import type { ExchangeTrace } from '../tracing/types.ts';
 
 export const SERVER_INFO = { name: 'switchyard', title: 'Switchyard MCP gateway', version: '1' } as const;
 /** What the virtual server offers: the union of what its upstreams may offer, changes announced. */
@@ -15,9 +16,11 @@ export interface McpCaller {
   projectId: string;
   project: RuntimeProject;
   keyId: string;
+  key: RuntimeKey;
   grants: readonly string[] | undefined;
   era: 'legacy' | 'modern';
   sessionId: string | undefined;
   signal: AbortSignal;
-  traceparent: string | undefined;
+  /** The request's server span (continuing the caller's trace): tool calls are its children. */
+  trace: ExchangeTrace;
 }
