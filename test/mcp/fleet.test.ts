@@ -10,7 +10,8 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Fleet, type FleetGateway, startFleet } from '#devkit/fleet';
-import { MCP_KEY, manifests } from './helpers.ts';
+import { spendCap } from '../spend/manifests.ts';
+import { MCP_KEY, manifests, rawPost } from './helpers.ts';
 import { startUpstream, type Upstream } from './upstream.ts';
 
 let fleet: Fleet;
@@ -125,5 +126,50 @@ describe('MCP sessions across three gateway processes', () => {
     const names = (await clients[2]!.listTools()).tools.map((t) => t.name);
     expect(names).toContain('alpha__fresh');
     for (const c of clients) await c.close();
+  }, 60_000);
+});
+
+describe('a tool budget across three gateway processes', () => {
+  it('3 × 100 concurrent $0.01 calls against a $1 cap: overshoot at most one call’s price', async () => {
+    const published = await fleet.publish([
+      ...manifests(alpha.url, beta.url, { alphaSpec: { tools: [{ name: 'add', priceUsd: '0.01' }] } }),
+      spendCap('tools', { period: 'daily', limitUsd: '1.00' }),
+    ]);
+    for (const pod of fleet.gateways)
+      for (let i = 0; i < 100; i++) {
+        const metrics = await (await fetch(`${pod.metricsUrl}/metrics`)).text();
+        if (metrics.includes(`version="${published.version}"`)) break;
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    const before = alpha.calls.get('add') ?? 0;
+    const META = {
+      'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+      'io.modelcontextprotocol/clientCapabilities': {},
+      'io.modelcontextprotocol/clientInfo': { name: 'budget', version: '1' },
+    };
+    const call = (pod: FleetGateway, i: number) =>
+      rawPost(
+        `${pod.url}/v1/mcp`,
+        JSON.stringify({
+          jsonrpc: '2.0',
+          id: i,
+          method: 'tools/call',
+          params: { name: 'alpha__add', arguments: { a: i, b: 1 }, _meta: META },
+        }),
+        { 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/call', 'mcp-name': 'alpha__add' },
+      );
+    const answers = await Promise.all(
+      fleet.gateways.flatMap((pod) => Array.from({ length: 100 }, (_, i) => call(pod, i))),
+    );
+    const ok = answers.filter((a) => a.status === 200 && a.json?.result && !a.json.result.isError).length;
+    const refused = answers.filter((a) => a.json?.result?.isError).length;
+    const reached = (alpha.calls.get('add') ?? 0) - before;
+    console.log(
+      `tool budget over 3 pods: ${answers.length} calls, ${ok} charged ($${(ok * 0.01).toFixed(2)} of a $1.00 cap), ${refused} refused, ${reached} reached the upstream, statuses ${[...new Set(answers.map((a) => a.status))].join(',')}`,
+    );
+    expect(ok + refused).toBe(300);
+    expect(reached).toBe(ok);
+    expect(ok).toBeLessThanOrEqual(101);
+    expect(ok).toBeGreaterThanOrEqual(90);
   }, 60_000);
 });
