@@ -15,6 +15,7 @@ let env: Env;
 let op: RunningOperator;
 let up: DemoMcpServer;
 let blockedTarget: DemoMcpServer;
+let insideTarget: DemoMcpServer;
 let late: DemoMcpServer | undefined;
 let downPort: number;
 
@@ -56,6 +57,7 @@ ${extra}`;
 beforeAll(async () => {
   up = await startDemoMcpServer({ requireAuthorization: `Bearer ${TOKEN}` });
   blockedTarget = await startDemoMcpServer();
+  insideTarget = await startDemoMcpServer();
   // A port nothing listens on (yet): the "down" server comes up there later in the test.
   const probe = await startDemoMcpServer();
   downPort = Number(new URL(probe.url).port);
@@ -83,13 +85,14 @@ stringData: {token: ${TOKEN}}
 ---${server('demo', 'lab', up.url, '  credentials: {bearer: {secretRef: {name: demo-token}}}\n  denyTools: [time]')}
 ---${server('down', 'lab', `http://127.0.0.1:${downPort}/mcp`)}
 ---${server('blocked', 'public', blockedTarget.url)}
+---${server('inside', 'public', insideTarget.url.replace('127.0.0.1', 'localhost'), '  allowPrivateNetworks: true')}
 ---${server('no-secret', 'lab', up.url, '  credentials: {bearer: {secretRef: {name: absent}}}')}
 `);
 }, 600_000);
 
 afterAll(async () => {
   await env?.stop();
-  await Promise.all([up?.close(), blockedTarget?.close(), late?.close()]);
+  await Promise.all([up?.close(), blockedTarget?.close(), insideTarget?.close(), late?.close()]);
 });
 
 describe('MCPServer status', () => {
@@ -126,6 +129,12 @@ describe('MCPServer status', () => {
     const o = await reachable('blocked', 'False', 'AddressBlocked');
     expect(condition(o, 'Reachable')?.message).toContain('allowPrivateNetworks');
     expect(blockedTarget.calls.size).toBe(0);
+  });
+
+  it("the same kind of server with the MCPServer's own allowPrivateNetworks: reached (the project stays closed)", async () => {
+    const o = await reachable('inside', 'True', 'ToolsListed');
+    expect(o.status?.protocolVersion).toBe('2026-07-28');
+    expect(insideTarget.calls.get('tools/list')).toBeGreaterThanOrEqual(1);
   });
 
   it('a server whose Secret is missing is not Ready and not probed', async () => {

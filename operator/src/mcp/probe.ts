@@ -18,7 +18,7 @@ export interface ProbeTarget {
   headers: Record<string, string>;
   /** Deadline of the whole probe: connect, version negotiation and every tools/list page. */
   timeoutMs: number;
-  /** The Project's outboundFetch.allowPrivateNetworks: the same SSRF rule the gateway applies. */
+  /** The Project's outboundFetch.allowPrivateNetworks or the server's own: the gateway's SSRF rule. */
   allowPrivateNetworks: boolean;
 }
 
@@ -77,7 +77,7 @@ export function classify(err: unknown, timedOut: boolean): { reason: ProbeFailur
   if (chain.some((e) => code(e) === 'OUTBOUND_BLOCKED'))
     return {
       reason: 'AddressBlocked',
-      message: `refused by the SSRF guard: ${describe(err)}; a private address needs the Project's outboundFetch.allowPrivateNetworks`,
+      message: `refused by the SSRF guard: ${describe(err)}; a private address needs the MCPServer's allowPrivateNetworks (or the Project's outboundFetch.allowPrivateNetworks)`,
     };
   if (
     chain.some(

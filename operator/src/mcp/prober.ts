@@ -57,10 +57,9 @@ export class McpProber {
     for (const project of Object.values(snapshot.projects))
       for (const server of Object.values(project.mcpServers)) {
         present.add(server.source);
-        const target = this.#target(project.id, project.allowPrivateNetworks, server);
-        const configKey = sha256Hex(
-          canonicalJson([server.url, server.headers, server.timeoutMs, project.allowPrivateNetworks]),
-        );
+        const privateOk = project.allowPrivateNetworks || server.allowPrivateNetworks === true;
+        const target = this.#target(project.id, privateOk, server);
+        const configKey = sha256Hex(canonicalJson([server.url, server.headers, server.timeoutMs, privateOk]));
         const last = this.#last.get(server.source);
         const fresh =
           last && last.configKey === configKey && now.getTime() - last.at.getTime() < this.#o.intervalMs;
