@@ -94,6 +94,7 @@ describe('MCPServer in the snapshot', () => {
           timeoutMs: 1500,
         }),
         server('open', { url: 'http://10.0.0.5:8080/mcp' }),
+        server('inside', { url: 'http://tools.internal.svc:8080/mcp', allowPrivateNetworks: true }),
       ),
     );
     const servers = out.snapshot.projects[PROJECT_ID]?.mcpServers ?? {};
@@ -110,6 +111,9 @@ describe('MCPServer in the snapshot', () => {
       headers: [],
       toolPrefix: 'open',
     });
+    // The per-server opt-in is written only when given, so other servers' snapshots stay as they were.
+    expect(servers['open']?.allowPrivateNetworks).toBeUndefined();
+    expect(servers['inside']?.allowPrivateNetworks).toBe(true);
   });
 
   it('a missing or unusable Secret leaves the server out and says why; the project keeps serving', () => {

@@ -60,6 +60,7 @@ function compileOne(s: MCPServer, headers: SnapshotMcpServer['headers']): Snapsh
     tools,
     timeoutMs: spec.timeoutMs,
     ...(spec.callsPerMinute !== undefined ? { callsPerMinute: spec.callsPerMinute } : {}),
+    ...(spec.allowPrivateNetworks ? { allowPrivateNetworks: true } : {}),
   };
 }
 

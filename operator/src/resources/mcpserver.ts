@@ -102,9 +102,13 @@ export const mcpServerSpec = z
       .regex(/^https?:\/\/[^\s/?#]+[^\s]*$/, 'must be an http(s) URL')
       .meta({
         description:
-          "The server's Streamable HTTP endpoint, e.g. https://mcp.example.com/mcp. Connections go through the SSRF guard: private, loopback and link-local addresses need the Project's outboundFetch.allowPrivateNetworks.",
+          "The server's Streamable HTTP endpoint, e.g. https://mcp.example.com/mcp. Connections go through the SSRF guard: private, loopback and link-local addresses need allowPrivateNetworks here or on the Project (outboundFetch).",
         format: 'uri',
       }),
+    allowPrivateNetworks: z.boolean().default(false).meta({
+      description:
+        "Let the gateway reach this server on a private, loopback or link-local address (an in-cluster Service, a sidecar), for this server only; the Project's outboundFetch.allowPrivateNetworks stays as it is for everything else. Default false.",
+    }),
     credentials: mcpCredentials.optional(),
     toolPrefix: z
       .string()

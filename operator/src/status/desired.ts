@@ -1,6 +1,7 @@
 import type { z } from 'zod';
 import type { Verdict } from '../compiler/types.ts';
 import { apiKeyStatus } from '../resources/apikey.ts';
+import type { Condition } from '../resources/common.ts';
 import type { SwitchyardKind, SwitchyardObject } from '../resources/index.ts';
 import { mcpServerStatus } from '../resources/mcpserver.ts';
 import { projectStatus } from '../resources/project.ts';
@@ -52,6 +53,8 @@ export interface DesiredStatusInput<K extends SwitchyardKind> {
   verdict: Pick<Verdict, 'ok' | 'reason' | 'message' | 'details'>;
   /** Kind-specific fields computed elsewhere (spend, key secret, workflow route); details win. */
   extra: Partial<StatusFields<K>>;
+  /** Conditions besides Ready observed elsewhere (an MCPServer's Reachable). */
+  conditions?: readonly Omit<Condition, 'lastTransitionTime' | 'observedGeneration'>[];
   now: Date;
 }
 
@@ -81,6 +84,12 @@ export function desiredStatus<K extends SwitchyardKind>(input: DesiredStatusInpu
     input.kind === 'Project' ? (input.extra as Partial<StatusFields<'Project'>>).webhooks : undefined;
   if (webhooks)
     conditions = setCondition(conditions, webhooksCondition(webhooks, input.generation), input.now);
+  for (const c of input.conditions ?? [])
+    conditions = setCondition(
+      conditions,
+      { ...c, ...(input.generation !== undefined ? { observedGeneration: input.generation } : {}) },
+      input.now,
+    );
   const schema: z.ZodType<KindStatus<K>> = STATUS_SCHEMAS[input.kind];
   return schema.parse({
     ...defined(input.extra),
