@@ -66,7 +66,8 @@ export function serversOf(project: RuntimeProject, projectId: string): UpstreamS
       projectId,
       config: m.config,
       headers: m.headers,
-      allowPrivateNetworks: project.config.allowPrivateNetworks,
+      // The server's own setting wins; without one, the project's.
+      allowPrivateNetworks: m.config.allowPrivateNetworks ?? project.config.allowPrivateNetworks,
     })),
   );
 }
