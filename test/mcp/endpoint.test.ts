@@ -50,7 +50,15 @@ describe('/v1/mcp with the v1 SDK client (legacy era)', () => {
     const { tools } = await client.listTools();
     const names = tools.map((t) => t.name);
     console.log(`tools/list: ${names.join(', ')}`);
-    expect(names).toEqual(['alpha__echo', 'alpha__add', 'alpha__slow', 'beta__echo', 'beta__add']);
+    expect(names).toEqual([
+      'alpha__echo',
+      'alpha__add',
+      'alpha__slow',
+      'alpha__garbage',
+      'alpha__flood',
+      'beta__echo',
+      'beta__add',
+    ]);
     const echoed = await client.callTool({ name: 'alpha__echo', arguments: { text: 'hi' } });
     expect(echoed.content).toEqual([{ type: 'text', text: 'alpha:hi' }]);
     const summed = await client.callTool({ name: 'beta__add', arguments: { a: 2, b: 3 } });

@@ -47,6 +47,13 @@ function build(name: string, extra: string[], calls: Map<string, number>): McpSe
     await new Promise((r) => setTimeout(r, ms));
     return { content: [{ type: 'text', text: 'done' }] };
   });
+  // Answered by the HTTP layer below, not by the SDK: an upstream that misbehaves.
+  server.registerTool('garbage', { description: 'Answers with a body that is not JSON.' }, async () => ({
+    content: [],
+  }));
+  server.registerTool('flood', { description: 'Answers with an endless stream.' }, async () => ({
+    content: [],
+  }));
   server.registerTool('secret', { description: 'Denied by the gateway.' }, async () => {
     count('secret');
     return { content: [{ type: 'text', text: 'leaked' }] };
@@ -77,11 +84,33 @@ export async function startUpstream(name: string): Promise<Upstream> {
   const authorizations: (string | undefined)[] = [];
   const calls = new Map<string, number>();
   const extra: string[] = [];
+  const flooded = { count: 0 };
   const http: Server = createServer((req, res) => {
     authorizations.push(req.headers.authorization);
     void (async () => {
       const sid = req.headers['mcp-session-id'];
       const body = req.method === 'POST' ? await readBody(req) : undefined;
+      const call = body as { method?: string; params?: { name?: string } } | undefined;
+      if (call?.method === 'tools/call' && call.params?.name === 'garbage') {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end('{"jsonrpc": "2.0", "id": oops');
+        return;
+      }
+      if (call?.method === 'tools/call' && call.params?.name === 'flood') {
+        res.writeHead(200, { 'content-type': 'text/event-stream' });
+        const chunk = `data: ${'x'.repeat(1024 * 1024)}\n`;
+        let sent = 0;
+        const pump = () => {
+          // Up to 1 GiB, as long as the reader keeps reading.
+          while (sent < 1024 && res.write(chunk)) sent++;
+          if (sent >= 1024) res.end();
+        };
+        res.on('drain', pump);
+        res.on('close', () => res.off('drain', pump));
+        pump();
+        flooded.count++;
+        return;
+      }
       let entry = typeof sid === 'string' ? sessions.get(sid) : undefined;
       if (!entry) {
         if (typeof sid === 'string') {

@@ -20,9 +20,10 @@ function headersOf(init: RequestInit | undefined): Record<string, string> {
  * fetch for upstream MCP servers through the SSRF guard (the URL before DNS, every resolved address
  * as the socket opens), on the gateway's own undici dispatchers. Redirects are not followed: an
  * upstream that moved is misconfigured, and following one would leave the guard's view. A body past
- * MAX_UPSTREAM_MESSAGE_BYTES ends the stream with an error.
+ * MAX_UPSTREAM_MESSAGE_BYTES ends the stream with an error and calls `onOverflow` (the client's
+ * transport would otherwise wait for the rest of the message until the call's timeout).
  */
-export function guardedFetch(policy: OutboundPolicy): McpFetch {
+export function guardedFetch(policy: OutboundPolicy, onOverflow: () => void = () => undefined): McpFetch {
   return async (target, init) => {
     const url = new URL(target);
     const dispatcher = guardedDispatcher(url, policy);
@@ -48,7 +49,10 @@ export function guardedFetch(policy: OutboundPolicy): McpFetch {
       (async function* () {
         for await (const chunk of res.body as AsyncIterable<Buffer>) {
           seen += chunk.length;
-          if (seen > MAX_UPSTREAM_MESSAGE_BYTES) throw new Error('upstream message too large');
+          if (seen > MAX_UPSTREAM_MESSAGE_BYTES) {
+            onOverflow();
+            throw new Error('upstream message too large');
+          }
           yield chunk;
         }
       })(),

@@ -10,7 +10,7 @@ import type {
 } from '@modelcontextprotocol/client';
 import type { Logger } from 'pino';
 import type { SnapshotMcpServer } from '#contract';
-import { guardedFetch } from './guarded-fetch.ts';
+import { guardedFetch, MAX_UPSTREAM_MESSAGE_BYTES } from './guarded-fetch.ts';
 
 /** What the gateway tells an upstream about itself. */
 const GATEWAY_INFO = { name: 'switchyard-gateway', version: '1' } as const;
@@ -43,6 +43,8 @@ export class UpstreamUnavailable extends Error {
 
 interface Connection {
   fingerprint: string;
+  /** The upstream sent a message past MAX_UPSTREAM_MESSAGE_BYTES: the connection is dropped. */
+  readonly overflowed: boolean;
   client: Promise<Client>;
   lists: Partial<Record<ListKind, Promise<unknown[]>>>;
   failedAt: number | undefined;
@@ -82,7 +84,19 @@ export class UpstreamPool {
       if (known.failedAt === undefined || this.#now() - known.failedAt < RETRY_AFTER_MS) return known;
     }
     if (known) void known.client.then((c) => c.close()).catch(() => undefined);
-    const conn: Connection = { fingerprint, client: this.#connect(s), lists: {}, failedAt: undefined };
+    const state = { overflowed: false };
+    const conn: Connection = {
+      fingerprint,
+      get overflowed() {
+        return state.overflowed;
+      },
+      client: this.#connect(s, () => {
+        state.overflowed = true;
+        this.#drop(s, conn);
+      }),
+      lists: {},
+      failedAt: undefined,
+    };
     conn.client.catch(() => {
       conn.failedAt = this.#now();
     });
@@ -90,7 +104,7 @@ export class UpstreamPool {
     return conn;
   }
 
-  async #connect(s: UpstreamServer): Promise<Client> {
+  async #connect(s: UpstreamServer, onOverflow: () => void): Promise<Client> {
     const { Client, StreamableHTTPClientTransport } = await import('@modelcontextprotocol/client');
     const invalidate = (kind: 'tools' | 'resources' | 'prompts') => () => {
       const conn = this.#connections.get(`${s.projectId}\u0000${s.config.name}`);
@@ -108,7 +122,7 @@ export class UpstreamPool {
       },
     });
     const transport = new StreamableHTTPClientTransport(new URL(s.config.url), {
-      fetch: guardedFetch({ allowPrivateNetworks: s.allowPrivateNetworks }),
+      fetch: guardedFetch({ allowPrivateNetworks: s.allowPrivateNetworks }, onOverflow),
       requestInit: { headers: s.headers },
     });
     try {
@@ -134,6 +148,10 @@ export class UpstreamPool {
     try {
       return await run(client);
     } catch (err) {
+      if (conn.overflowed)
+        throw new Error(
+          `it sent a message larger than ${MAX_UPSTREAM_MESSAGE_BYTES / 2 ** 20} MiB; the connection was reset`,
+        );
       if (!lostSession(err)) throw err;
       this.#drop(s, conn);
       conn = this.#connection(s);
