@@ -96,6 +96,8 @@ describe('coding agents through /v1/mcp', () => {
         DISABLE_ERROR_REPORTING: '1',
         DISABLE_AUTOUPDATER: '1',
         CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+        // How long Claude Code waits for an MCP server to connect; a loaded 2-core machine needs more.
+        MCP_TIMEOUT: '60000',
       },
       work,
     );
@@ -105,9 +107,13 @@ describe('coding agents through /v1/mcp', () => {
       `claude -p: exit ${r.code}, ${calls.length} provider calls, MCP tools offered: ${[...new Set(offered)].join(' ')}`,
     );
     expect(r.code, r.stderr + r.stdout).toBe(0);
-    expect(offered).toContain('mcp__sy__alpha__echo');
-    expect((upstream.calls.get('echo') ?? 0) - before).toBe(1);
-    expect(calls.some((c) => seen(c.body).results.includes('alpha:from-claude'))).toBe(true);
+    const why = `${r.stdout}\n${r.stderr}`;
+    expect(offered, why).toContain('mcp__sy__alpha__echo');
+    expect((upstream.calls.get('echo') ?? 0) - before, why).toBe(1);
+    expect(
+      calls.some((c) => seen(c.body).results.includes('alpha:from-claude')),
+      why,
+    ).toBe(true);
   }, 180_000);
 
   it('Codex (codex exec with an mcp_servers entry, bearer_token_env_var) calls an MCP tool through the gateway', async () => {
@@ -158,8 +164,12 @@ describe('coding agents through /v1/mcp', () => {
       `codex exec: exit ${r.code}, ${calls.length} provider calls, MCP tools offered: ${[...new Set(offered)].join(' ')}`,
     );
     expect(r.code, r.stderr + r.stdout).toBe(0);
-    expect(offered.length).toBeGreaterThan(0);
-    expect((upstream.calls.get('echo') ?? 0) - before).toBe(1);
-    expect(calls.some((c) => seen(c.body).results.includes('alpha:from-codex'))).toBe(true);
+    const why = `${r.stdout}\n${r.stderr}`;
+    expect(offered.length, why).toBeGreaterThan(0);
+    expect((upstream.calls.get('echo') ?? 0) - before, why).toBe(1);
+    expect(
+      calls.some((c) => seen(c.body).results.includes('alpha:from-codex')),
+      why,
+    ).toBe(true);
   }, 180_000);
 });

@@ -25,6 +25,8 @@ export interface EndpointDeps {
 }
 
 const SESSION_HEADER = 'mcp-session-id';
+/** The same `list_changed` told again within this (by another pod) is not sent twice. */
+const REPEAT_WINDOW_MS = 500;
 
 function header(req: FastifyRequest, name: string): string | undefined {
   const v = req.headers[name];
@@ -170,8 +172,14 @@ export class McpEndpoint {
     const write = (frame: string) => {
       if (!stream.writableEnded) stream.write(frame);
     };
+    // Every pod that holds a connection to the upstream hears its announcement and publishes it:
+    // one change reaches this stream once per pod, so repeats within a moment are dropped.
+    const lastSent: Partial<Record<ListChange['kind'], number>> = {};
     const stop = this.#d.sessions.listen((change: ListChange) => {
       if (change.projectId !== projectId) return;
+      const now = this.#d.now();
+      if (now - (lastSent[change.kind] ?? Number.NEGATIVE_INFINITY) < REPEAT_WINDOW_MS) return;
+      lastSent[change.kind] = now;
       const note = { jsonrpc: '2.0', method: `notifications/${change.kind}/list_changed` };
       write(`event: message\ndata: ${JSON.stringify(note)}\n\n`);
     });

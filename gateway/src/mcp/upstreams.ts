@@ -16,6 +16,11 @@ import { guardedFetch, MAX_UPSTREAM_MESSAGE_BYTES } from './guarded-fetch.ts';
 const GATEWAY_INFO = { name: 'switchyard-gateway', version: '1' } as const;
 /** After a failed connect, the server stays out of lists this long before the next try. */
 const RETRY_AFTER_MS = 2000;
+/**
+ * A catalogue is kept this long, or until its server announces `list_changed`: a server that never
+ * announces changes is still seen to change within this.
+ */
+const LIST_TTL_MS = 30_000;
 /** Lists come back within this, or the server drops out of that list for now. */
 const LIST_TIMEOUT_MS = 5000;
 
@@ -46,7 +51,7 @@ interface Connection {
   /** The upstream sent a message past MAX_UPSTREAM_MESSAGE_BYTES: the connection is dropped. */
   readonly overflowed: boolean;
   client: Promise<Client>;
-  lists: Partial<Record<ListKind, Promise<unknown[]>>>;
+  lists: Partial<Record<ListKind, { at: number; list: Promise<unknown[]> }>>;
   failedAt: number | undefined;
 }
 
@@ -166,11 +171,11 @@ export class UpstreamPool {
     void conn.client.then((c) => c.close()).catch(() => undefined);
   }
 
-  /** One list of one server, cached until `list_changed`; rejects when the server is unavailable. */
+  /** One list of one server, cached until `list_changed` or LIST_TTL_MS; rejects when the server is unavailable. */
   list<K extends ListKind>(s: UpstreamServer, kind: K): Promise<Catalogue[K]> {
     const conn = this.#connection(s);
     const cached = conn.lists[kind];
-    if (cached) return cached as Promise<Catalogue[K]>;
+    if (cached && this.#now() - cached.at < LIST_TTL_MS) return cached.list as Promise<Catalogue[K]>;
     const fetched = this.#use(s, async (c) => {
       const caps = c.getServerCapabilities();
       const opts = { timeout: LIST_TIMEOUT_MS };
@@ -185,9 +190,10 @@ export class UpstreamPool {
           return caps?.prompts ? (await c.listPrompts(undefined, opts)).prompts : [];
       }
     }) as Promise<Catalogue[K]>;
-    conn.lists[kind] = fetched;
+    const entry = { at: this.#now(), list: fetched };
+    conn.lists[kind] = entry;
     fetched.catch(() => {
-      if (conn.lists[kind] === fetched) delete conn.lists[kind];
+      if (conn.lists[kind] === entry) delete conn.lists[kind];
     });
     return fetched;
   }
