@@ -135,7 +135,13 @@ export class RedisMcpSessionStore implements McpSessionStore {
   async touch(projectId: string, id: string, ttlMs: number): Promise<McpSession | undefined> {
     const raw = await this.#redis.getex(key(projectId, id), 'PX', ttlMs);
     if (raw === null) return undefined;
-    const parsed = mcpSession.safeParse(JSON.parse(raw));
+    let value: unknown;
+    try {
+      value = JSON.parse(raw);
+    } catch {
+      return undefined; // an unreadable record is no session: the client initializes again
+    }
+    const parsed = mcpSession.safeParse(value);
     return parsed.success ? parsed.data : undefined;
   }
 
