@@ -154,6 +154,7 @@ export function createGateway(store: SnapshotStore, opts: GatewayOptions = {}): 
 
   const mcp = new McpHttp({
     sessions: stores.mcpSessions,
+    registry,
     calls: governedToolCalls({ admitTool: (t) => limits.admitTool(t), state, registry, logger, now }),
     logger,
     now,

@@ -95,6 +95,9 @@ describe('/v1/mcp with the v1 SDK client (legacy era)', () => {
     const gone = await client.callTool({ name: 'gone__anything', arguments: {} });
     expect(gone.isError).toBe(true);
     expect(textOf(gone)).toMatch(/MCP server "gone" is unavailable/);
+    const metrics = await (await fetch(`${env.gw.metricsUrl}/metrics`)).text();
+    expect(metrics).toMatch(/switchyard_mcp_upstream_up\{project="team\.app",server="gone"\} 0/);
+    expect(metrics).toMatch(/switchyard_mcp_upstream_up\{project="team\.app",server="alpha"\} 1/);
     await client.close();
   });
 

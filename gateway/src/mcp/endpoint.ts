@@ -1,6 +1,7 @@
 import { PassThrough } from 'node:stream';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
+import { Gauge, type Registry } from 'prom-client';
 import { authOf, clientAbortSignal } from '../http/context.ts';
 import { NO_TRACE } from '../tracing/off.ts';
 import { classifyPost, type JsonRpcMessage } from './inbound.ts';
@@ -15,6 +16,8 @@ import { UpstreamPool } from './upstreams.ts';
 
 export interface EndpointDeps {
   sessions: McpSessionStore;
+  /** Where the upstream-reachability gauge is registered. */
+  registry: Registry;
   calls: ToolCalls;
   logger: Logger;
   now: () => number;
@@ -52,9 +55,16 @@ export class McpEndpoint {
 
   constructor(deps: EndpointDeps) {
     this.#d = deps;
+    const reached = new Gauge({
+      name: 'switchyard_mcp_upstream_up',
+      help: "1 when this pod's last connection attempt to an MCP server succeeded, 0 when it failed.",
+      labelNames: ['project', 'server'] as const,
+      registers: [deps.registry],
+    });
     this.#pool = new UpstreamPool({
       logger: deps.logger,
       now: deps.now,
+      onReach: (s, up) => reached.set({ project: s.projectId, server: s.config.name }, up ? 1 : 0),
       onListChanged: (projectId, kind) => {
         deps.sessions
           .publish({ projectId, kind })

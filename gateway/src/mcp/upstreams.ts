@@ -70,15 +70,19 @@ export class UpstreamPool {
   readonly #logger: Logger;
   readonly #now: () => number;
   readonly #onListChanged: (projectId: string, kind: 'tools' | 'resources' | 'prompts') => void;
+  readonly #onReach: (s: UpstreamServer, reached: boolean) => void;
 
   constructor(opts: {
     logger: Logger;
     now: () => number;
     onListChanged: (projectId: string, kind: 'tools' | 'resources' | 'prompts') => void;
+    /** Told after each connection attempt whether the server was reached (metrics). */
+    onReach?: (s: UpstreamServer, reached: boolean) => void;
   }) {
     this.#logger = opts.logger;
     this.#now = opts.now;
     this.#onListChanged = opts.onListChanged;
+    this.#onReach = opts.onReach ?? (() => undefined);
   }
 
   #connection(s: UpstreamServer): Connection {
@@ -132,7 +136,9 @@ export class UpstreamPool {
     });
     try {
       await client.connect(transport, { timeout: LIST_TIMEOUT_MS });
+      this.#onReach(s, true);
     } catch (err) {
+      this.#onReach(s, false);
       await client.close().catch(() => undefined);
       this.#logger.warn({
         msg: 'mcp upstream unreachable',
