@@ -8,7 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningOperator } from '#operator/operator';
 import { type DemoMcpServer, startDemoMcpServer } from '../../embedded/demo-mcp-server.ts';
-import { type Cond, type Env, startEnv, type WithStatus, waitFor } from './helpers.ts';
+import { type Cond, type Env, metricValue, startEnv, type WithStatus, waitFor } from './helpers.ts';
 
 const NS = 'tools';
 const TOKEN = 'mcp-status-test-token';
@@ -142,6 +142,35 @@ describe('MCPServer status', () => {
   it('a server whose Secret is missing is not Ready and not probed', async () => {
     const o = await reachable('no-secret', 'Unknown', 'NotServed');
     expect(condition(o, 'Ready')).toMatchObject({ status: 'False', reason: 'SecretMissing' });
+  });
+
+  it('probes that find the same write no status: a quiet cluster stays quiet', async () => {
+    await reachable('demo', 'True', 'ToolsListed');
+    const writes = () =>
+      metricValue(op.metricsUrl, 'switchyard_operator_status_writes_total', { kind: 'MCPServer' });
+    const stamp = (await get('demo')).status?.lastProbeTime;
+    // Settled: no MCPServer status write for a whole probe interval.
+    let last = -1;
+    await waitFor(
+      'MCPServer status writes to settle',
+      async () => {
+        const n = await writes();
+        const same = n === last;
+        last = n;
+        return same;
+      },
+      20_000,
+      1500,
+    );
+    const probes = op.controller.mcp.probes;
+    const before = await writes();
+    await waitFor('three more probe rounds', () => op.controller.mcp.probes >= probes + 3 * 4, 20_000, 100);
+    const after = await writes();
+    console.log(
+      `quiet: ${op.controller.mcp.probes - probes} probes, ${after - before} MCPServer status writes`,
+    );
+    expect(after - before).toBe(0);
+    expect((await get('demo')).status?.lastProbeTime).toBe(stamp);
   });
 
   it('level-based: the down server comes up, and a changed credential is probed at once', async () => {

@@ -14,7 +14,13 @@ export interface McpProbe {
   result: ProbeResult;
   /** Tools offered after allowTools/denyTools (successful probes only). */
   offered: number | undefined;
+  /**
+   * The first probe that found this result: later probes finding the same leave it (and so the
+   * status) alone, so a quiet cluster gets no status writes.
+   */
   at: Date;
+  /** The latest probe, found the same or not: what "due again" counts from. */
+  checkedAt: Date;
   /** What the probe depended on: a change (URL, credential, timeout, SSRF rule) probes again at once. */
   configKey: string;
 }
@@ -64,7 +70,8 @@ export class McpProber {
         const privateOk = project.allowPrivateNetworks || server.allowPrivateNetworks === true;
         const configKey = sha256Hex(canonicalJson([server.url, server.headers, server.timeoutMs, privateOk]));
         const last = this.#last.get(server.source);
-        const fresh = last && last.configKey === configKey && at - last.at.getTime() < this.#o.intervalMs;
+        const fresh =
+          last && last.configKey === configKey && at - last.checkedAt.getTime() < this.#o.intervalMs;
         if (!fresh && !this.#inFlight.has(server.source))
           due.push({ server, target: () => this.#target(project.id, privateOk, server), configKey });
       }
@@ -87,8 +94,19 @@ export class McpProber {
           const offered = result.ok
             ? result.toolNames.filter((n) => toolOffered(n, server.allowTools, server.denyTools)).length
             : undefined;
+          const checkedAt = now();
+          const before = this.#last.get(server.source);
+          const same =
+            before?.configKey === configKey &&
+            canonicalJson([before.result, before.offered]) === canonicalJson([result, offered]);
           // Deleted meanwhile? The next run forgets it again (done() asks for one).
-          this.#last.set(server.source, { result, offered, at: now(), configKey });
+          this.#last.set(server.source, {
+            result,
+            offered,
+            at: same ? before.at : checkedAt,
+            checkedAt,
+            configKey,
+          });
         } finally {
           this.#inFlight.delete(server.source);
           done();
