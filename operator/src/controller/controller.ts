@@ -266,10 +266,12 @@ export class Controller {
   #probeMcp(): void {
     if (!this.#last) return;
     // A finished probe may have been of a configuration changed meanwhile: look again (fresh ones are skipped).
-    void this.mcp.run(this.#last.snapshot, this.#now, () => {
-      this.queue.add(MCP_STATUS_KEY);
-      this.queue.add(MCP_KEY);
-    });
+    this.mcp
+      .run(this.#last.snapshot, this.#now, () => {
+        this.queue.add(MCP_STATUS_KEY);
+        this.queue.add(MCP_KEY);
+      })
+      .catch((err: Error) => this.#d.logger.error({ msg: 'MCP probe failed', err: err.message }));
   }
 
   async writeMcpStatuses(): Promise<void> {
