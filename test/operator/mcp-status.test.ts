@@ -3,10 +3,12 @@
  * loopback, with a bearer credential), down, behind the SSRF guard and without their Secret; a
  * server that comes up, and a credential that changes, are picked up level-based.
  */
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningOperator } from '#operator/operator';
 import { type DemoMcpServer, startDemoMcpServer } from '../../embedded/demo-mcp-server.ts';
-import { type Cond, type Env, startEnv, type WithStatus, waitFor } from './helpers.ts';
+import { type Cond, type Env, metricValue, startEnv, type WithStatus, waitFor } from './helpers.ts';
 
 const NS = 'tools';
 const TOKEN = 'mcp-status-test-token';
@@ -142,6 +144,35 @@ describe('MCPServer status', () => {
     expect(condition(o, 'Ready')).toMatchObject({ status: 'False', reason: 'SecretMissing' });
   });
 
+  it('probes that find the same write no status: a quiet cluster stays quiet', async () => {
+    await reachable('demo', 'True', 'ToolsListed');
+    const writes = () =>
+      metricValue(op.metricsUrl, 'switchyard_operator_status_writes_total', { kind: 'MCPServer' });
+    const stamp = (await get('demo')).status?.lastProbeTime;
+    // Settled: no MCPServer status write for a whole probe interval.
+    let last = -1;
+    await waitFor(
+      'MCPServer status writes to settle',
+      async () => {
+        const n = await writes();
+        const same = n === last;
+        last = n;
+        return same;
+      },
+      20_000,
+      1500,
+    );
+    const probes = op.controller.mcp.probes;
+    const before = await writes();
+    await waitFor('three more probe rounds', () => op.controller.mcp.probes >= probes + 3 * 4, 20_000, 100);
+    const after = await writes();
+    console.log(
+      `quiet: ${op.controller.mcp.probes - probes} probes, ${after - before} MCPServer status writes`,
+    );
+    expect(after - before).toBe(0);
+    expect((await get('demo')).status?.lastProbeTime).toBe(stamp);
+  });
+
   it('level-based: the down server comes up, and a changed credential is probed at once', async () => {
     late = await startDemoMcpServer({ port: downPort });
     const o = await reachable('down', 'True', 'ToolsListed');
@@ -162,6 +193,49 @@ stringData: {token: rotated-wrong-token}
       op.controller.mcp.probes - probesBefore,
     );
     expect(op.controller.mcp.probes).toBeGreaterThan(probesBefore);
+  });
+
+  it("a server that hangs holds up neither publishing nor the other servers' probes", async () => {
+    const hang = createServer(() => {}); // accepts, never answers
+    await new Promise<void>((r) => hang.listen(0, '127.0.0.1', () => r()));
+    const port = (hang.address() as AddressInfo).port;
+    const connections = () => new Promise<number>((r) => hang.getConnections((_e, n) => r(n)));
+    try {
+      await env.apply(server('hang', 'lab', `http://127.0.0.1:${port}/mcp`, '  timeoutMs: 120000'));
+      await waitFor(
+        'the probe to be hanging on the server',
+        async () => (await connections()) > 0,
+        20_000,
+        50,
+      );
+      const started = Date.now();
+      await env.apply(`
+apiVersion: switchyard.dev/v1alpha1
+kind: Project
+metadata: {name: later, namespace: ${NS}}
+`);
+      await waitFor(
+        'the new project published',
+        async () => (await env.snapshot())?.projects[`${NS}.later`],
+        10_000,
+        50,
+      );
+      const ms = Date.now() - started;
+      console.log(`published in ${ms} ms while a probe hangs (${await connections()} connection(s) held)`);
+      expect(await connections()).toBeGreaterThan(0);
+      expect(ms).toBeLessThan(5000);
+      // Meanwhile the other servers are probed again on their interval.
+      const before = op.controller.mcp.probes;
+      await waitFor('other servers probed again', () => op.controller.mcp.probes >= before + 2, 10_000, 50);
+      expect(await connections()).toBeGreaterThan(0);
+      const o = await get('hang');
+      expect(condition(o, 'Ready')?.status).toBe('True');
+      expect(condition(o, 'Reachable')).toMatchObject({ status: 'Unknown', reason: 'Probing' });
+    } finally {
+      await env.kubectl(['delete', 'mcpserver', '-n', NS, 'hang']);
+      hang.closeAllConnections();
+      hang.close();
+    }
   });
 
   it('a deleted server is forgotten by the prober', async () => {

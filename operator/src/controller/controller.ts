@@ -31,6 +31,7 @@ import { WorkQueue } from './queue.ts';
 export const SNAPSHOT_KEY = 'snapshot';
 export const SPEND_KEY = 'spend';
 export const MCP_KEY = 'mcp';
+export const MCP_STATUS_KEY = 'mcp-status';
 export const STATUS_KEY = 'status';
 const DEBOUNCE_MS = 75;
 const STATUS_CONCURRENCY = 16;
@@ -123,13 +124,19 @@ export class Controller {
 
   async #handle(key: string): Promise<void> {
     const kind =
-      { [SNAPSHOT_KEY]: 'Snapshot', [STATUS_KEY]: 'Status', [MCP_KEY]: 'McpProbe' }[key] ?? 'Spend';
+      {
+        [SNAPSHOT_KEY]: 'Snapshot',
+        [STATUS_KEY]: 'Status',
+        [MCP_KEY]: 'McpProbe',
+        [MCP_STATUS_KEY]: 'McpStatus',
+      }[key] ?? 'Spend';
     const end = this.#d.metrics.reconcileDuration.startTimer({ kind });
     try {
       if (key === SNAPSHOT_KEY) await this.reconcileSnapshot();
       else if (key === STATUS_KEY) await this.writeAllStatuses();
       else if (key === SPEND_KEY) await this.refreshSpend();
-      else if (key === MCP_KEY) await this.refreshMcp();
+      else if (key === MCP_KEY) this.#probeMcp();
+      else if (key === MCP_STATUS_KEY) await this.writeMcpStatuses();
     } catch (err) {
       this.#d.metrics.reconciles.inc({ kind, result: 'error' });
       this.#d.logger.error({
@@ -255,15 +262,24 @@ export class Controller {
     );
   }
 
-  /** Probes the published MCP servers that are new, changed or due, and writes their status. */
-  async refreshMcp(): Promise<void> {
+  /** Probes new, changed or due MCP servers beside the queue: a hanging one never delays a publish. */
+  #probeMcp(): void {
     if (!this.#last) return;
-    const now = this.#now();
-    await this.mcp.refresh(this.#last.snapshot, now);
+    // A finished probe may have been of a configuration changed meanwhile: look again (fresh ones are skipped).
+    this.mcp
+      .run(this.#last.snapshot, this.#now, () => {
+        this.queue.add(MCP_STATUS_KEY);
+        this.queue.add(MCP_KEY);
+      })
+      .catch((err: Error) => this.#d.logger.error({ msg: 'MCP probe failed', err: err.message }));
+  }
+
+  async writeMcpStatuses(): Promise<void> {
+    if (!this.#last) return;
     this.#d.metrics.reconciles.inc({ kind: 'McpProbe', result: 'ok' });
     await this.#writeStatuses(
       this.#last.judged.filter((j) => j.kind === 'MCPServer'),
-      now,
+      this.#now(),
     );
   }
 

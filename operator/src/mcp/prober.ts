@@ -14,7 +14,13 @@ export interface McpProbe {
   result: ProbeResult;
   /** Tools offered after allowTools/denyTools (successful probes only). */
   offered: number | undefined;
+  /**
+   * The first probe that found this result: later probes finding the same leave it (and so the
+   * status) alone, so a quiet cluster gets no status writes.
+   */
   at: Date;
+  /** The latest probe, found the same or not: what "due again" counts from. */
+  checkedAt: Date;
   /** What the probe depended on: a change (URL, credential, timeout, SSRF rule) probes again at once. */
   configKey: string;
 }
@@ -23,12 +29,8 @@ export interface McpProberOptions {
   sealKey: Buffer;
   /** How often every server is probed again while its configuration stays the same. */
   intervalMs: number;
-  /** Probes in flight at once. */
-  concurrency?: number;
   probe?: (target: ProbeTarget) => Promise<ProbeResult>;
 }
-
-const DEFAULT_CONCURRENCY = 8;
 
 /**
  * Probes the MCP servers of a published snapshot (exactly what gateways serve: URL, sealed
@@ -39,6 +41,8 @@ const DEFAULT_CONCURRENCY = 8;
 export class McpProber {
   readonly #o: McpProberOptions;
   readonly #last = new Map<string, McpProbe>();
+  /** Servers being probed: at most one probe per server at a time. */
+  readonly #inFlight = new Set<string>();
   /** Probes run (tests and metrics read it). */
   probes = 0;
 
@@ -50,48 +54,65 @@ export class McpProber {
     return this.#last.get(source);
   }
 
-  /** Returns whether any result changed (or appeared, or went away). */
-  async refresh(snapshot: Snapshot, now: Date): Promise<boolean> {
-    const due: { source: string; target: ProbeTarget; server: SnapshotMcpServer; configKey: string }[] = [];
+  /**
+   * Starts a probe of every server of the snapshot that is new, changed or due and not being probed
+   * already, and forgets servers that are gone. Probes run on their own, so a hanging server holds
+   * up neither the caller (the controller's queue, which publishes snapshots) nor the other
+   * servers; `done` runs after each one. The promise settles when the probes started here have.
+   */
+  async run(snapshot: Snapshot, now: () => Date, done: () => void): Promise<void> {
     const present = new Set<string>();
+    const due: { server: SnapshotMcpServer; target: () => ProbeTarget; configKey: string }[] = [];
+    const at = now().getTime();
     for (const project of Object.values(snapshot.projects))
       for (const server of Object.values(project.mcpServers)) {
         present.add(server.source);
         const privateOk = project.allowPrivateNetworks || server.allowPrivateNetworks === true;
-        const target = this.#target(project.id, privateOk, server);
         const configKey = sha256Hex(canonicalJson([server.url, server.headers, server.timeoutMs, privateOk]));
         const last = this.#last.get(server.source);
         const fresh =
-          last && last.configKey === configKey && now.getTime() - last.at.getTime() < this.#o.intervalMs;
-        if (!fresh) due.push({ source: server.source, target, server, configKey });
+          last && last.configKey === configKey && at - last.checkedAt.getTime() < this.#o.intervalMs;
+        if (!fresh && !this.#inFlight.has(server.source))
+          due.push({ server, target: () => this.#target(project.id, privateOk, server), configKey });
       }
-    let changed = false;
+    let forgot = false;
     for (const source of this.#last.keys())
       if (!present.has(source)) {
         this.#last.delete(source);
-        changed = true;
+        forgot = true;
       }
-    if (due.length === 0) return changed;
+    if (forgot) done();
+    if (due.length === 0) return;
+    for (const d of due) this.#inFlight.add(d.server.source);
     // The MCP client (and undici's fetch) load with the first server to probe, in a chunk of their own.
     const probe = this.#o.probe ?? (await import('./probe.ts')).probeMcpServer;
-    let next = 0;
-    const worker = async () => {
-      while (next < due.length) {
-        const d = due[next++];
-        if (!d) return;
-        this.probes++;
-        const result = await probe(d.target);
-        const offered = result.ok
-          ? result.toolNames.filter((n) => toolOffered(n, d.server.allowTools, d.server.denyTools)).length
-          : undefined;
-        const before = this.#last.get(d.source);
-        if (!before || canonicalJson([before.result, before.offered]) !== canonicalJson([result, offered]))
-          changed = true;
-        this.#last.set(d.source, { result, offered, at: now, configKey: d.configKey });
-      }
-    };
-    await Promise.all(Array.from({ length: this.#o.concurrency ?? DEFAULT_CONCURRENCY }, worker));
-    return changed;
+    await Promise.all(
+      due.map(async ({ server, target, configKey }) => {
+        try {
+          this.probes++;
+          const result = await probe(target());
+          const offered = result.ok
+            ? result.toolNames.filter((n) => toolOffered(n, server.allowTools, server.denyTools)).length
+            : undefined;
+          const checkedAt = now();
+          const before = this.#last.get(server.source);
+          const same =
+            before?.configKey === configKey &&
+            canonicalJson([before.result, before.offered]) === canonicalJson([result, offered]);
+          // Deleted meanwhile? The next run forgets it again (done() asks for one).
+          this.#last.set(server.source, {
+            result,
+            offered,
+            at: same ? before.at : checkedAt,
+            checkedAt,
+            configKey,
+          });
+        } finally {
+          this.#inFlight.delete(server.source);
+          done();
+        }
+      }),
+    );
   }
 
   #target(projectId: string, allowPrivateNetworks: boolean, s: SnapshotMcpServer): ProbeTarget {

@@ -184,10 +184,11 @@ export const mcpServerStatus = z
       description:
         "SHA-256 (hex) of the server's tool list (names, descriptions, schemas) at the last probe; changes when the catalogue does.",
     }),
-    lastProbeTime: z
-      .string()
-      .optional()
-      .meta({ description: 'When the operator last probed the server (RFC 3339).', format: 'date-time' }),
+    lastProbeTime: z.string().optional().meta({
+      description:
+        'When a probe first found what this status says (RFC 3339). Probes that find the same leave the status alone.',
+      format: 'date-time',
+    }),
     observedGeneration: observedGeneration.optional(),
     conditions: conditions.optional(),
   })
