@@ -47,5 +47,18 @@ export const snapshotMcpServer = z.object({
   timeoutMs: z.number().int().positive().max(MCP.maxTimeoutMs).default(MCP.defaultTimeoutMs),
   /** Per-tool-call rate limit for this server, shared by every pod. */
   callsPerMinute: z.number().int().positive().optional(),
+  /**
+   * This server may be on a private, loopback or link-local address (an in-cluster Service): the
+   * SSRF guard lets it through as if the project allowed private networks, for this server only.
+   * Absent: the project's `allowPrivateNetworks` decides.
+   */
+  allowPrivateNetworks: z.boolean().optional(),
 });
 export type SnapshotMcpServer = z.infer<typeof snapshotMcpServer>;
+
+/**
+ * The context a server's header value is sealed under (see `seal`): the operator seals with it,
+ * the gateway opens `headers[i].value` with the same string. Header names are case-insensitive.
+ */
+export const mcpHeaderSealContext = (projectId: string, server: string, headerName: string): string =>
+  `mcp:${projectId}/${server}:${headerName.toLowerCase()}`;

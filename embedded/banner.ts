@@ -8,6 +8,8 @@ export function startBanner(
   loaded: LoadedConfig,
   verdicts: Verdict[],
   console: { served: boolean; link: string | undefined } = { served: false, link: undefined },
+  /** `<namespace>/<name>` → URL of the MCP demo servers embedded mode started. */
+  demoServers: ReadonlyMap<string, string> = new Map(),
 ): string {
   const ready = verdicts.filter((v) => v.ok);
   const workflows = ready
@@ -49,6 +51,7 @@ export function startBanner(
     `  Metrics: ${metricsUrl}/metrics   Ready: ${metricsUrl}/readyz`,
     `  Workflows: ${workflows.join(', ') || '(none)'}`,
     consoleLine(url, console),
+    ...mcpLine(url, ready, demoServers),
     '',
     'Try it:',
     `  curl -s ${url}/v1/ai -H 'Authorization: Bearer ${key}' -H 'Content-Type: application/json' \\`,
@@ -65,4 +68,15 @@ function consoleLine(url: string, c: { served: boolean; link: string | undefined
   if (!c.served) return '  Console: not built (make console builds it; SWITCHYARD_CONSOLE=off turns it off)';
   if (!c.link) return `  Console: ${url}/console/   (sign in with a key that has the console scope)`;
   return `  Console: ${url}/console/#/link/${c.link}   (one-time sign-in link)`;
+}
+
+/** The MCP endpoint and the servers behind it (none: no line). */
+function mcpLine(url: string, ready: readonly Verdict[], demo: ReadonlyMap<string, string>): string[] {
+  const servers = ready
+    .filter((v) => v.ref.kind === 'MCPServer')
+    .map((v) => {
+      const at = demo.get(`${v.ref.namespace}/${v.ref.name}`);
+      return at ? `${v.ref.name} (built-in demo at ${at})` : v.ref.name;
+    });
+  return servers.length ? [`  MCP:     ${url}/v1/mcp   servers: ${servers.join(', ')}`] : [];
 }

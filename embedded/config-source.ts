@@ -1,6 +1,7 @@
 import { watch } from 'node:fs';
 import type { Logger } from 'pino';
 import { compileSnapshot, formatProblem, type LoadedConfig, loadConfigFolder, type Verdict } from '#operator';
+import type { EmbeddedDemoServers } from './demo-servers.ts';
 
 /** Where a compiled snapshot goes: the in-process store, or Redis (which the gateway then follows). */
 export interface SnapshotSink {
@@ -22,8 +23,11 @@ export async function loadInto(
   sink: SnapshotSink,
   sealKey: Buffer,
   logger: Logger,
+  /** Serves annotated MCPServers with the built-in demo server (embedded mode's own). */
+  demo?: EmbeddedDemoServers,
 ): Promise<CompiledFolder> {
   const loaded = await loadConfigFolder(dir);
+  if (demo) loaded.objects = await demo.apply(loaded.objects);
   for (const p of loaded.problems)
     logger.warn({ msg: `config: ${formatProblem(p)}`, file: p.file, object: p.object, field: p.field });
   const { snapshot, verdicts } = compileSnapshot({

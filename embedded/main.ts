@@ -9,6 +9,7 @@ import { consoleWebFromEnv } from '#gateway/console-web/index';
 import { startTracing } from '#gateway/tracing/index';
 import { startBanner } from './banner.ts';
 import { loadInto, watchFolder } from './config-source.ts';
+import { EmbeddedDemoServers } from './demo-servers.ts';
 import { connectRedisMode } from './redis-mode.ts';
 
 // Embedded mode: one process reads CR YAML from a folder, compiles the snapshot in-process and
@@ -35,10 +36,12 @@ const store = new SnapshotStore(sealKey);
 // operator publishes it, and the gateway follows it from there (what `make bench` measures).
 const connection = redisConnectionFromEnv();
 const redis = connection ? await connectRedisMode(connection, store, logger) : undefined;
-const first = await loadInto(dir, redis?.sink ?? store, sealKey, logger);
+// MCPServers annotated as demo servers are served here, on loopback, before the first compile.
+const demo = new EmbeddedDemoServers(logger);
+const first = await loadInto(dir, redis?.sink ?? store, sealKey, logger, demo);
 await redis?.source.refresh();
 const reload = () =>
-  loadInto(dir, redis?.sink ?? store, sealKey, logger).then(async (compiled) => {
+  loadInto(dir, redis?.sink ?? store, sealKey, logger, demo).then(async (compiled) => {
     await redis?.source.refresh();
     return compiled;
   });
@@ -72,10 +75,18 @@ const local = (u: string) => `http://localhost:${new URL(u).port}`;
 // A one-time link signs the first browser that opens it in to the console (with a console key).
 const link = await gateway.consoleWeb?.oneTimeLink();
 process.stdout.write(
-  startBanner(local(url), local(metricsUrl), values.config ?? 'examples', first.loaded, first.verdicts, {
-    served: gateway.consoleWeb !== undefined,
-    link,
-  }),
+  startBanner(
+    local(url),
+    local(metricsUrl),
+    values.config ?? 'examples',
+    first.loaded,
+    first.verdicts,
+    {
+      served: gateway.consoleWeb !== undefined,
+      link,
+    },
+    demo.urls(),
+  ),
 );
 const stopWatching = watchFolder(dir, reload, logger);
 
@@ -88,7 +99,7 @@ for (const signal of ['SIGTERM', 'SIGINT'] as const) {
     stopWatching();
     // Backstop: the stop is bounded step by step; nothing may hold the process past its grace period.
     setTimeout(() => process.exit(1), env.SWITCHYARD_SHUTDOWN_GRACE_MS + 2000).unref();
-    gateway.close(env.SWITCHYARD_SHUTDOWN_GRACE_MS).then(
+    Promise.all([gateway.close(env.SWITCHYARD_SHUTDOWN_GRACE_MS), demo.close()]).then(
       () => process.exit(0),
       () => process.exit(1),
     );

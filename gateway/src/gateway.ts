@@ -9,6 +9,8 @@ import { guardrails } from './guardrails/feature.ts';
 import { buildGatewayApp } from './http/app.ts';
 import { buildOpsApp } from './http/ops-app.ts';
 import type { HttpLimits } from './http/server-limits.ts';
+import { governedToolCalls } from './mcp/governance.ts';
+import { McpHttp } from './mcp/routes.ts';
 import { GatewayMetrics } from './observability/metrics.ts';
 import type { Feature } from './pipeline/feature.ts';
 import { Pipeline } from './pipeline/run.ts';
@@ -65,6 +67,8 @@ export interface GatewayOptions {
    * omitted. The gateway closes it, flushing what is left, when it closes.
    */
   tracing?: Tracing;
+  /** MCP session expiry and stream keep-alives over the defaults (an hour, 15 s). */
+  mcp?: { sessionTtlMs?: number; keepAliveMs?: number };
 }
 
 /**
@@ -157,6 +161,16 @@ export function createGateway(store: SnapshotStore, opts: GatewayOptions = {}): 
   if (opts.consoleWeb && !consoleWeb)
     logger.warn({ msg: 'console not served: no built bundle (make console)', dir: opts.consoleWeb.dir });
 
+  const mcp = new McpHttp({
+    sessions: stores.mcpSessions,
+    registry,
+    calls: governedToolCalls({ admitTool: (t) => limits.admitTool(t), state, registry, logger, now }),
+    logger,
+    now,
+    sessionTtlMs: opts.mcp?.sessionTtlMs ?? 3_600_000,
+    keepAliveMs: opts.mcp?.keepAliveMs ?? 15_000,
+  });
+
   let closing = false;
   const app = buildGatewayApp({
     store,
@@ -174,6 +188,7 @@ export function createGateway(store: SnapshotStore, opts: GatewayOptions = {}): 
     consoleWeb,
     http: opts.http,
     tracing,
+    mcp,
   });
   // Draining (the pod is out of its Service's endpoints by now): every answer closes its connection,
   // so a keep-alive client sends its next request on a new connection, to a pod that stays, rather
@@ -221,6 +236,7 @@ export function createGateway(store: SnapshotStore, opts: GatewayOptions = {}): 
           await limits.close();
           await stores.cache.close();
           await stores.sessions.close();
+          await mcp.close();
         },
         state,
         tracing,

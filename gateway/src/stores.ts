@@ -20,6 +20,7 @@ import {
   MemoryConversationStore,
   RedisConversationStore,
 } from './conversations/index.ts';
+import { type McpSessionStore, MemoryMcpSessionStore, RedisMcpSessionStore } from './mcp/sessions.ts';
 import { MemorySessionStore } from './sessions/memory-store.ts';
 import { RedisSessionStore } from './sessions/redis-store.ts';
 import type { SessionStore } from './sessions/types.ts';
@@ -50,6 +51,8 @@ export interface Stores {
   conversations: ConversationStore;
   /** The web console's sessions, one-time links and sign-in attempts. */
   consoleSessions: ConsoleSessionStore;
+  /** MCP sessions of the legacy era and the catalogue changes told to every pod. */
+  mcpSessions: McpSessionStore;
 }
 
 /**
@@ -78,6 +81,7 @@ export function createStores(
       responses: new MemoryStoredResponseStore(now),
       conversations: new MemoryConversationStore(now),
       consoleSessions: new MemoryConsoleSessionStore(now),
+      mcpSessions: new MemoryMcpSessionStore(now),
     };
   return {
     guard: new RedisGuardStore(redis),
@@ -105,5 +109,6 @@ export function createStores(
     responses: new RedisStoredResponseStore(answerRedis ?? redis),
     conversations: new RedisConversationStore(answerRedis ?? redis),
     consoleSessions: new RedisConsoleSessionStore(redis),
+    mcpSessions: new RedisMcpSessionStore(redis, logger),
   };
 }

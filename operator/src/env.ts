@@ -27,6 +27,7 @@ export const operatorEnv = z
     METRICS_HOST: z.string().default('0.0.0.0'),
     LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
     SPEND_REFRESH_MS: z.coerce.number().int().min(500).default(2000),
+    MCP_PROBE_MS: z.coerce.number().int().min(1000).default(60_000),
     RESYNC_MS: z.coerce.number().int().min(1000).default(300_000),
   })
   .refine((e) => e.SWITCHYARD_SEAL_KEY || e.SWITCHYARD_SEAL_KEY_SECRET, {

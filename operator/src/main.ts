@@ -48,6 +48,7 @@ const operator = await startOperator({
   metricsPort: env.METRICS_PORT,
   metricsHost: env.METRICS_HOST,
   spendRefreshMs: env.SPEND_REFRESH_MS,
+  mcpProbeMs: env.MCP_PROBE_MS,
   resyncMs: env.RESYNC_MS,
 });
 // Listing the cluster's objects grew the young generation; an idle operator need not keep it.

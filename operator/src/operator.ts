@@ -24,6 +24,8 @@ export interface OperatorOptions {
   metricsPort?: number;
   metricsHost?: string;
   spendRefreshMs?: number;
+  /** How often every MCPServer is probed again (a changed one is probed at once). */
+  mcpProbeMs?: number;
   resyncMs?: number;
   leaseDurationMs?: number;
   renewDeadlineMs?: number;
@@ -92,6 +94,7 @@ export async function startOperator(o: OperatorOptions): Promise<RunningOperator
     logger,
     events,
     spendRefreshMs: o.spendRefreshMs ?? 2000,
+    ...(o.mcpProbeMs ? { mcpProbeMs: o.mcpProbeMs } : {}),
   });
   const ctl = controller;
   for (const inf of Object.values(informers)) inf.start();

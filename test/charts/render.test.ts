@@ -200,7 +200,7 @@ describe('what the chart renders', () => {
 
   it('the CRD chart renders exactly crds/, plus release labels and the keep policy', async () => {
     const rendered = parseObjects(await template(CRD_CHART));
-    const files = ['apikeys', 'guardrails', 'projects', 'providers', 'spendcaps', 'workflows'];
+    const files = ['apikeys', 'guardrails', 'mcpservers', 'projects', 'providers', 'spendcaps', 'workflows'];
     expect(rendered.map((o) => o.metadata.name).sort()).toEqual(files.map((f) => `${f}.switchyard.dev`));
     for (const crd of rendered) {
       const source = parse(

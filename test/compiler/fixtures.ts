@@ -172,5 +172,7 @@ export function inSnapshot(s: Snapshot, kind: SwitchyardKind, name: string, ns: 
       return projects.some((p) => p.spendCaps.some((c) => c.id === `${ns}/${name}`));
     case 'Guardrail':
       return projects.some((p) => p.id.startsWith(`${ns}.`) && p.guardrails[name] !== undefined);
+    case 'MCPServer':
+      return projects.some((p) => Object.values(p.mcpServers).some((m) => m.source === `${ns}/${name}`));
   }
 }

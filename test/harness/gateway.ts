@@ -25,7 +25,10 @@ export interface RunningGateway {
  * the same loader and compiler embedded mode uses.
  */
 export interface StartOptions
-  extends Pick<GatewayOptions, 'state' | 'now' | 'async' | 'http' | 'tracing' | 'console' | 'consoleWeb'> {
+  extends Pick<
+    GatewayOptions,
+    'state' | 'now' | 'async' | 'http' | 'tracing' | 'console' | 'consoleWeb' | 'mcp'
+  > {
   /** Keep runtime state on this Redis (and wait until it is connected); in memory when unset. */
   redisUrl?: string | undefined;
 }

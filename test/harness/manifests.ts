@@ -24,7 +24,7 @@ export function project(name = PROJECT, spec: Record<string, unknown> = {}, name
 export function apiKey(
   name: string,
   key: string,
-  opts: { project?: string; scopes?: string[]; namespace?: string } = {},
+  opts: { project?: string; scopes?: string[]; namespace?: string; toolGrants?: string[] } = {},
 ) {
   const namespace = opts.namespace ?? NS;
   return [
@@ -37,6 +37,48 @@ export function apiKey(
         projectRef: { name: opts.project ?? PROJECT },
         scopes: opts.scopes ?? ['ai'],
         secretRef: { name: `${name}-key`, key: 'apiKey' },
+        ...(opts.toolGrants ? { toolGrants: opts.toolGrants } : {}),
+      },
+    },
+  ];
+}
+
+export interface McpServerOptions {
+  project?: string;
+  namespace?: string;
+  /** A bearer token the gateway sends upstream (put in a Secret `<name>-mcp`, key `token`). */
+  bearer?: string;
+  /** A static header instead: `{ name: 'X-Api-Key', value: '...' }` (Secret `<name>-mcp`, key `value`). */
+  header?: { name: string; value: string };
+  /** Everything else of the spec (toolPrefix, allowTools, denyTools, tools, timeoutMs, callsPerMinute). */
+  spec?: Record<string, unknown>;
+}
+
+/** An MCPServer at `url` (its credential Secret first, when it has one). */
+export function mcpServer(name: string, url: string, opts: McpServerOptions = {}) {
+  const namespace = opts.namespace ?? NS;
+  const secretName = `${name}-mcp`;
+  const credentials = opts.bearer
+    ? { bearer: { secretRef: { name: secretName, key: 'token' } } }
+    : opts.header
+      ? { header: { headerName: opts.header.name, secretRef: { name: secretName, key: 'value' } } }
+      : undefined;
+  const data: Record<string, string> | undefined = opts.bearer
+    ? { token: opts.bearer }
+    : opts.header
+      ? { value: opts.header.value }
+      : undefined;
+  return [
+    ...(data ? [secret(secretName, data, namespace)] : []),
+    {
+      apiVersion: v1,
+      kind: 'MCPServer',
+      metadata: meta(name, namespace),
+      spec: {
+        projectRef: { name: opts.project ?? PROJECT },
+        url,
+        ...(credentials ? { credentials } : {}),
+        ...opts.spec,
       },
     },
   ];

@@ -8,6 +8,7 @@ import type { ConsoleBackend } from '../console/backend.ts';
 import { consoleRoutes } from '../console/routes.ts';
 import type { ConversationStore } from '../conversations/types.ts';
 import { GatewayError } from '../errors/index.ts';
+import type { McpHttp } from '../mcp/routes.ts';
 import type { GatewayMetrics } from '../observability/metrics.ts';
 import type { Pipeline } from '../pipeline/run.ts';
 import type { Settle } from '../pipeline/settle.ts';
@@ -64,6 +65,8 @@ export interface GatewayAppOptions {
   http?: Partial<HttpLimits> | undefined;
   /** A server span per request (a no-op when tracing is off). */
   tracing: Tracing;
+  /** The MCP endpoint (`/v1/mcp`); not served without it. */
+  mcp?: McpHttp | undefined;
 }
 
 /** Every path is served under both /v1 and /api/v1 (docs/api.md, "Paths"), so either SDK base URL works. */
@@ -176,10 +179,12 @@ export function buildGatewayApp(opts: GatewayAppOptions): FastifyInstance {
         sessionRoutes(scoped, opts.sessions);
         asyncRoutes(scoped, opts.jobs.service);
         webhookRoutes(scoped, opts.jobs.webhooks);
+        opts.mcp?.register(scoped, prefix);
       },
       { prefix },
     );
   }
+  opts.mcp?.registerMetadata(app, API_PREFIXES);
   consoleRoutes(app, opts.console);
   opts.consoleWeb?.register(app, pipeline);
   return app;

@@ -53,7 +53,12 @@ const guardedLookup: LookupFunction = (hostname, options, callback) => {
 const guardedAgent = new Agent({ connect: { lookup: guardedLookup }, keepAliveTimeout: 4000 });
 const openAgent = new Agent({ keepAliveTimeout: 4000 });
 
-function checkUrl(url: URL, policy: OutboundPolicy): void {
+/** The connection pool a policy allows: DNS answers checked as sockets open, or no checks. */
+export const outboundAgent = (policy: OutboundPolicy) =>
+  policy.allowPrivateNetworks ? openAgent : guardedAgent;
+
+/** Refuses a URL before any connection: scheme, literal private addresses, loopback names. */
+export function checkUrl(url: URL, policy: OutboundPolicy): void {
   if (url.protocol !== 'http:' && url.protocol !== 'https:')
     throw new BlockedDestinationError(`${url.protocol} URLs are not fetched`);
   if (policy.allowPrivateNetworks || policy.trustedOrigins?.has(url.origin)) return;
@@ -63,6 +68,15 @@ function checkUrl(url: URL, policy: OutboundPolicy): void {
     throw new BlockedDestinationError(`${host} is a private or reserved address`);
   if (host === 'localhost' || host.endsWith('.localhost'))
     throw new BlockedDestinationError(`${host} is a loopback name`);
+}
+
+/**
+ * The dispatcher for one outbound request on behalf of a project, after the checks made before DNS
+ * (the lookup checks again as it connects): for callers that stream the answer themselves (MCP).
+ */
+export function guardedDispatcher(url: URL, policy: OutboundPolicy): InstanceType<typeof Agent> {
+  checkUrl(url, policy);
+  return policy.allowPrivateNetworks ? openAgent : guardedAgent;
 }
 
 /**
@@ -78,7 +92,7 @@ export async function outboundFetch(
   const signal = AbortSignal.timeout(init.timeoutMs);
   for (let hop = 0; ; hop++) {
     checkUrl(url, policy);
-    const res = await requestVia(policy.allowPrivateNetworks ? openAgent : guardedAgent, url, {
+    const res = await requestVia(outboundAgent(policy), url, {
       method: init.method,
       headers: init.headers,
       body: init.body,

@@ -1,7 +1,9 @@
 import {
   type ModelPricing,
+  mcpHeaderSealContext,
   type Snapshot,
   type SnapshotApiKey,
+  type SnapshotMcpServer,
   type SnapshotProject,
   type SnapshotProvider,
   type SnapshotWorkflow,
@@ -44,6 +46,8 @@ export interface RuntimeProject {
   webhooks: { url: string; secrets: string[]; events: readonly string[] }[];
   /** Guardrail webhook rules' signing secrets, unsealed, by `<guardrail>/<rule>`. */
   guardrailSecrets?: Map<string, string[]>;
+  /** The project's MCP servers with the headers sent to them unsealed (once per snapshot). */
+  mcpServers: Map<string, { config: SnapshotMcpServer; headers: Record<string, string> }>;
 }
 
 export interface RuntimeKey extends SnapshotApiKey {
@@ -132,7 +136,21 @@ export function buildRuntime(snapshot: Snapshot, sealKey: Buffer): Runtime {
               .split(/\s+/)
               .filter((x) => x.length > 0),
           );
-    projects.set(project.id, { config: project, workflows, providers, webhooks, guardrailSecrets });
+    const mcpServers: RuntimeProject['mcpServers'] = new Map();
+    for (const m of Object.values(project.mcpServers)) {
+      const headers: Record<string, string> = {};
+      for (const h of m.headers)
+        headers[h.name] = unseal(sealKey, mcpHeaderSealContext(project.id, m.name, h.name), h.value);
+      mcpServers.set(m.name, { config: m, headers });
+    }
+    projects.set(project.id, {
+      config: project,
+      workflows,
+      providers,
+      webhooks,
+      mcpServers,
+      guardrailSecrets,
+    });
   }
   // Adapters with libraries of their own load them now, not on a first request (and never for a
   // snapshot without such a provider). A failed load is retried, and reported, by that request.

@@ -16,6 +16,7 @@ import { type CapRule, capsOf } from './rules.ts';
 import { type SlotHolds, slotGuard, streamBudget } from './slot-guard.ts';
 import type { GuardStore } from './store.ts';
 import { CapReporter, type ThresholdSink } from './thresholds.ts';
+import { admitTool, type ToolAdmit, type ToolHold } from './tool-admission.ts';
 
 export interface LimitsAndCapsDeps {
   store: GuardStore;
@@ -38,6 +39,8 @@ export interface LimitsAndCapsDeps {
 
 /** The limits-and-caps feature, and the leases shutdown gives back. */
 export interface LimitsAndCaps extends Feature {
+  /** An MCP tool call through the same leases (tool-admission.ts); throws ToolRefusal. */
+  admitTool(t: ToolAdmit): ToolHold | Promise<ToolHold>;
   close(): Promise<void>;
 }
 
@@ -197,6 +200,7 @@ export function limitsAndCaps(deps: LimitsAndCapsDeps): LimitsAndCaps {
         return undefined;
       return run(ex, p, providerOptional, bySlot);
     },
+    admitTool: (t) => admitTool(ctx, t),
     close: () => leases.close(),
   };
 }

@@ -16,6 +16,7 @@ export const requestLogTypes = [
   'callback',
   'session_summary',
   'budget_threshold',
+  'tool_call',
 ] as const;
 export type RequestLogType = (typeof requestLogTypes)[number];
 
@@ -44,7 +45,7 @@ export const requestLogEntry = z.object({
   project_id: z.string(),
   /** `<namespace>/<name>` of the ApiKey, never the key. */
   api_key_id: z.string().nullable(),
-  surface: z.enum(['native', 'compat', 'responses', 'messages', 'async', 'internal']),
+  surface: z.enum(['native', 'compat', 'responses', 'messages', 'async', 'internal', 'mcp']),
   method: z.string().nullable(),
   path: z.string().nullable(),
   workflow: z.string().nullable(),

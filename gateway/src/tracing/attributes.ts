@@ -11,6 +11,7 @@ import type {
   RequestKind,
   SlotRef,
   TokenUsage,
+  ToolCallView,
   WebhookJob,
 } from './types.ts';
 
@@ -260,3 +261,17 @@ export const callbackAttributes = (channel: CallbackChannel): Attributes => ({
   'switchyard.project': channel.project_id,
   'switchyard.channel_id': channel.channel_id,
 });
+
+/** An MCP tool call's span, as the GenAI (`execute_tool`) and MCP semantic conventions name it. */
+export function toolStart(call: ToolCallView): Attributes {
+  const a: Attributes = {
+    'gen_ai.operation.name': 'execute_tool',
+    'gen_ai.tool.name': call.name,
+    'gen_ai.tool.type': 'extension',
+    'mcp.method.name': 'tools/call',
+    'switchyard.mcp.server': call.server,
+  };
+  if (call.callId !== undefined) a['gen_ai.tool.call.id'] = String(call.callId);
+  if (call.sessionId !== undefined) a['mcp.session.id'] = call.sessionId;
+  return a;
+}

@@ -3,6 +3,7 @@ import type {
   CallbackTrace,
   ChainTrace,
   ExchangeTrace,
+  ToolTrace,
   Tracing,
   WebhookTrace,
 } from './types.ts';
@@ -21,11 +22,14 @@ export const NO_CHAIN: ChainTrace = {
   skipped() {},
 };
 
+const NO_TOOL: ToolTrace = { end() {} };
+
 export const NO_TRACE: ExchangeTrace = {
   traceId: null,
   context: undefined,
   chain: () => NO_CHAIN,
   child: () => NO_TRACE,
+  tool: () => NO_TOOL,
   end() {},
 };
 

@@ -31,6 +31,7 @@ import {
   callbackAttributes,
   exchangeEnd,
   httpStart,
+  toolStart,
   webhookEnd,
   webhookStart,
 } from './attributes.ts';
@@ -48,6 +49,8 @@ import type {
   HttpRequestView,
   SlotRef,
   TokenUsage,
+  ToolCallView,
+  ToolTrace,
   TraceContext,
   Tracing,
   WebhookJob,
@@ -159,6 +162,27 @@ class OtelExchange implements ExchangeTrace {
   child(name: string): ExchangeTrace {
     const span = this.#tracer.startSpan(name, { kind: SpanKind.INTERNAL }, under(this.#span));
     return new OtelExchange(this.#tracer, span);
+  }
+
+  tool(call: ToolCallView): ToolTrace {
+    const span = this.#tracer.startSpan(
+      `execute_tool ${call.name}`,
+      { kind: SpanKind.INTERNAL, attributes: toolStart(call) },
+      under(this.#span),
+    );
+    let ended = false;
+    return {
+      end(outcome, error) {
+        if (ended) return;
+        ended = true;
+        span.setAttribute('switchyard.outcome', outcome);
+        if (error !== undefined) {
+          span.setAttribute('error.type', outcome);
+          span.setStatus({ code: SpanStatusCode.ERROR, message: error });
+        }
+        span.end();
+      },
+    };
   }
 
   end(end: ExchangeEnd): void {

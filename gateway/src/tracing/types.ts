@@ -178,8 +178,27 @@ export interface ExchangeTrace {
   chain(p: ChainRequest, projectId: string, stream: boolean): ChainTrace;
   /** A span of work of our own that belongs to this exchange (a session summary). */
   child(name: string): ExchangeTrace;
+  /** An MCP tool call made for this exchange: `execute_tool`, under the GenAI conventions. */
+  tool(call: ToolCallView): ToolTrace;
   /** Ends the span with the figures the settle has. Only the first call counts. */
   end(end: ExchangeEnd): void;
+}
+
+/** What the `execute_tool` span reads of an MCP tool call. */
+export interface ToolCallView {
+  /** The prefixed name the client called. */
+  readonly name: string;
+  /** The MCPServer that serves it. */
+  readonly server: string;
+  /** The JSON-RPC id of the client's `tools/call`. */
+  readonly callId: string | number | undefined;
+  readonly sessionId: string | undefined;
+}
+
+/** The span of one MCP tool call. */
+export interface ToolTrace {
+  /** Ends it: `success`, `tool_error`, `timeout`, ...; `error` for anything but a success. Only the first call counts. */
+  end(outcome: string, error?: string): void;
 }
 
 /** The span of one webhook delivery attempt. */

@@ -80,6 +80,7 @@ export function compileApiKeys(
       scopes: [...new Set(k.spec.scopes)].sort(),
       ...(k.spec.expiresAt ? { notAfter: new Date(k.spec.expiresAt).toISOString() } : {}),
       ...(k.spec.rateLimit ? { rateLimit: k.spec.rateLimit } : {}),
+      ...(k.spec.toolGrants ? { toolGrants: [...new Set(k.spec.toolGrants)].sort() } : {}),
     };
     out[hash] = entry;
     // A rotated-out key keeps working until its grace period ends (never past the key's own expiry).

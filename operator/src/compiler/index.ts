@@ -10,6 +10,7 @@ import {
 import type {
   ApiKey,
   Guardrail,
+  MCPServer,
   Project,
   Provider,
   SpendCap,
@@ -18,6 +19,7 @@ import type {
 } from '../resources/index.ts';
 import { compileApiKeys } from './apikeys.ts';
 import { compileGuardrails } from './guardrails.ts';
+import { compileMcpServers } from './mcpservers.ts';
 import { compileProviders } from './providers.ts';
 import { SecretIndex } from './secrets.ts';
 import { compileSpendCaps } from './spendcaps.ts';
@@ -64,6 +66,7 @@ export function compileSnapshot(input: CompileInput): CompileOutput {
   const keys: ApiKey[] = ofKind(input.objects, 'ApiKey');
   const caps: SpendCap[] = ofKind(input.objects, 'SpendCap');
   const guards: Guardrail[] = ofKind(input.objects, 'Guardrail');
+  const mcp: MCPServer[] = ofKind(input.objects, 'MCPServer');
 
   const projectIds = new Map<string, string>();
   for (const p of projects)
@@ -84,6 +87,7 @@ export function compileSnapshot(input: CompileInput): CompileOutput {
     input.sealKey,
     verdicts,
   );
+  const mcpServers = compileMcpServers(mcp, projectIds, secrets, input.sealKey, verdicts);
 
   const body: SnapshotBody = { schemaVersion: SNAPSHOT_SCHEMA_VERSION, projects: {}, apiKeys };
   for (const p of projects) {
@@ -118,7 +122,7 @@ export function compileSnapshot(input: CompileInput): CompileOutput {
       spendCaps: spendCaps.get(id) ?? [],
       requestLogs: compileRequestLogs(p),
       storedResponses: { retentionDays: p.spec.storedResponses.retentionDays },
-      mcpServers: {},
+      mcpServers: mcpServers.get(id) ?? {},
       guardrails: guardrails.get(id) ?? {},
     };
     const keyCount = new Set(

@@ -24,6 +24,7 @@ export const REASONS = [
   'SlotNotFound',
   'InvalidPattern',
   'ApiKeyNotFound',
+  'DuplicateToolPrefix',
 ] as const;
 export type Reason = (typeof REASONS)[number];
 

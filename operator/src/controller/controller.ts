@@ -2,12 +2,14 @@ import type { Cluster, Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { Snapshot } from '#contract';
 import { compileSnapshot, refKey, refOf, type Verdict } from '../compiler/index.ts';
+import { referencedSecretIds } from '../compiler/referenced-secrets.ts';
 import { generatedKeySecretName } from '../keys/secret-fields.ts';
-import { previousValidUntil, ROTATION_ANNOTATION } from '../keys/secret-plan.ts';
+import { previousValidUntil } from '../keys/secret-plan.ts';
 import { ensureGeneratedKeys } from '../keys/step.ts';
 import { isNotFound, type KubeClient, type KubeObject } from '../kube/client.ts';
 import type { EventRecorder } from '../kube/events.ts';
 import type { Informer, InformerEvent } from '../kube/informer.ts';
+import { McpProber } from '../mcp/prober.ts';
 import type { OperatorMetrics } from '../metrics.ts';
 import type { SnapshotPublisher } from '../publish/redis-publisher.ts';
 import { API_VERSION, GROUP, VERSION } from '../resources/common.ts';
@@ -22,11 +24,14 @@ import { decodeSecret, type Secret, type SecretData } from '../resources/secret.
 import type { CapSpend, WebhookHealth } from '../spend/spend.ts';
 import { readCapSpend, readWebhookHealth } from '../spend/spend.ts';
 import { findCondition, readyTransition, sameStatus, statusMergePatch } from '../status/conditions.ts';
-import { type AnyStatusFields, currentStatus, desiredStatus, type StatusFields } from '../status/desired.ts';
+import { currentStatus, desiredStatus } from '../status/desired.ts';
+import { type Judged, statusExtras } from '../status/extra-fields.ts';
 import { WorkQueue } from './queue.ts';
 
 export const SNAPSHOT_KEY = 'snapshot';
 export const SPEND_KEY = 'spend';
+export const MCP_KEY = 'mcp';
+export const MCP_STATUS_KEY = 'mcp-status';
 export const STATUS_KEY = 'status';
 const DEBOUNCE_MS = 75;
 const STATUS_CONCURRENCY = 16;
@@ -45,16 +50,10 @@ export interface ControllerDeps {
   logger: Logger;
   events: EventRecorder;
   spendRefreshMs: number;
+  /** How often MCPServers are probed again while their configuration stays the same. */
+  mcpProbeMs?: number;
   now?: () => Date;
 }
-
-type Judged = {
-  obj: KubeObject;
-  kind: SwitchyardKind;
-  /** The object as its schema reads it; absent when the spec did not parse (InvalidSpec). */
-  parsed: SwitchyardObject | undefined;
-  verdict: Pick<Verdict, 'ok' | 'reason' | 'message' | 'details'>;
-};
 
 const isRecord = (v: unknown): v is Record<string, unknown> =>
   typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -81,6 +80,8 @@ export class Controller {
   readonly #d: ControllerDeps;
   readonly #now: () => Date;
   #spendTimer: NodeJS.Timeout | undefined;
+  #mcpTimer: NodeJS.Timeout | undefined;
+  readonly mcp: McpProber;
   #last: { snapshot: Snapshot; judged: Judged[] } | undefined;
   #spend = new Map<string, CapSpend>();
   #webhooks = new Map<string, WebhookHealth>();
@@ -93,6 +94,7 @@ export class Controller {
     this.#d = deps;
     this.#now = deps.now ?? (() => new Date());
     this.queue = new WorkQueue((n) => deps.metrics.queueDepth.set(n));
+    this.mcp = new McpProber({ sealKey: deps.sealKey, intervalMs: deps.mcpProbeMs ?? 60_000 });
   }
 
   /** Informer callback: enqueue only when something the snapshot depends on changed. */
@@ -108,22 +110,33 @@ export class Controller {
     this.queue.start((key) => this.#handle(key));
     this.#spendTimer = setInterval(() => this.queue.add(SPEND_KEY), this.#d.spendRefreshMs);
     this.#spendTimer.unref();
+    this.#mcpTimer = setInterval(() => this.queue.add(MCP_KEY), this.#d.mcpProbeMs ?? 60_000);
+    this.#mcpTimer.unref();
   }
 
   async stop(): Promise<void> {
     this.#leading = false;
     clearInterval(this.#spendTimer);
+    clearInterval(this.#mcpTimer);
     await this.queue.stop();
     this.queue.clear();
   }
 
   async #handle(key: string): Promise<void> {
-    const kind = key === SNAPSHOT_KEY ? 'Snapshot' : key === STATUS_KEY ? 'Status' : 'Spend';
+    const kind =
+      {
+        [SNAPSHOT_KEY]: 'Snapshot',
+        [STATUS_KEY]: 'Status',
+        [MCP_KEY]: 'McpProbe',
+        [MCP_STATUS_KEY]: 'McpStatus',
+      }[key] ?? 'Spend';
     const end = this.#d.metrics.reconcileDuration.startTimer({ kind });
     try {
       if (key === SNAPSHOT_KEY) await this.reconcileSnapshot();
       else if (key === STATUS_KEY) await this.writeAllStatuses();
       else if (key === SPEND_KEY) await this.refreshSpend();
+      else if (key === MCP_KEY) this.#probeMcp();
+      else if (key === MCP_STATUS_KEY) await this.writeMcpStatuses();
     } catch (err) {
       this.#d.metrics.reconciles.inc({ kind, result: 'error' });
       this.#d.logger.error({
@@ -219,6 +232,7 @@ export class Controller {
     this.#scheduleExpiries(objects, now);
     // Status is written as its own queue item, after the publish: gateways never wait for it.
     this.queue.add(STATUS_KEY);
+    this.queue.add(MCP_KEY);
   }
 
   /**
@@ -248,20 +262,29 @@ export class Controller {
     );
   }
 
+  /** Probes new, changed or due MCP servers beside the queue: a hanging one never delays a publish. */
+  #probeMcp(): void {
+    if (!this.#last) return;
+    // A finished probe may have been of a configuration changed meanwhile: look again (fresh ones are skipped).
+    this.mcp
+      .run(this.#last.snapshot, this.#now, () => {
+        this.queue.add(MCP_STATUS_KEY);
+        this.queue.add(MCP_KEY);
+      })
+      .catch((err: Error) => this.#d.logger.error({ msg: 'MCP probe failed', err: err.message }));
+  }
+
+  async writeMcpStatuses(): Promise<void> {
+    if (!this.#last) return;
+    this.#d.metrics.reconciles.inc({ kind: 'McpProbe', result: 'ok' });
+    await this.#writeStatuses(
+      this.#last.judged.filter((j) => j.kind === 'MCPServer'),
+      this.#now(),
+    );
+  }
+
   #referencedSecrets(objects: readonly SwitchyardObject[]): SecretData[] {
-    const wanted = new Set<string>();
-    for (const o of objects) {
-      const ns = o.metadata.namespace;
-      if (o.kind === 'Provider') {
-        const c = o.spec.credentials;
-        const name = c?.secretRef?.name ?? c?.awsAccessKeys?.name;
-        if (name) wanted.add(`${ns}/${name}`);
-      }
-      if (o.kind === 'Project')
-        for (const w of o.spec.webhooks ?? []) wanted.add(`${ns}/${w.secretRef.name}`);
-      if (o.kind === 'ApiKey')
-        wanted.add(`${ns}/${o.spec.secretRef?.name ?? generatedKeySecretName(o.metadata.name)}`);
-    }
+    const wanted = referencedSecretIds(objects);
     const out: SecretData[] = [];
     for (const id of wanted) {
       const [ns = '', name = ''] = id.split('/');
@@ -283,42 +306,6 @@ export class Controller {
       if (until) next = Math.min(next, Date.parse(until));
     }
     if (Number.isFinite(next)) this.queue.add(SNAPSHOT_KEY, Math.min(next - now.getTime() + 20, 2 ** 31 - 1));
-  }
-
-  #extraFields(j: Judged, now: Date): AnyStatusFields {
-    const o = j.parsed;
-    switch (o?.kind) {
-      case 'Workflow':
-        return {
-          apiName: o.spec.name ?? o.metadata.name,
-          route: `${o.spec.provider}/${o.spec.model}`,
-          backups: o.spec.backups?.length ?? 0,
-        } satisfies StatusFields<'Workflow'>;
-      case 'ApiKey': {
-        const ref = o.spec.secretRef;
-        const secretName = ref?.name ?? generatedKeySecretName(o.metadata.name);
-        const secret = this.#d.informers.Secret.get(o.metadata.namespace, secretName);
-        const gen = secret?.metadata.annotations?.[ROTATION_ANNOTATION];
-        return {
-          secretName,
-          rotationGeneration: !ref && gen !== undefined ? Number(gen) : undefined,
-          previousKeyValidUntil: previousValidUntil(secret, now),
-        } satisfies StatusFields<'ApiKey'>;
-      }
-      case 'Project': {
-        const w = this.#webhooks.get(`${o.metadata.namespace}.${o.metadata.name}`);
-        return w ? ({ webhooks: w } satisfies Partial<StatusFields<'Project'>>) : {};
-      }
-      case 'SpendCap': {
-        if (!j.verdict.ok) return {};
-        const s = this.#spend.get(`${o.metadata.namespace}/${o.metadata.name}`);
-        return s
-          ? ({ spentUsd: s.spentUsd, state: s.state, resetAt: s.resetAt } satisfies StatusFields<'SpendCap'>)
-          : {};
-      }
-      default:
-        return {};
-    }
   }
 
   /** Returns false when it stopped early because `yieldTo` said more urgent work is waiting. */
@@ -351,12 +338,20 @@ export class Controller {
     // The raw status is what the merge patch diffs against (fields an older operator wrote included).
     const current = isRecord(obj.status) ? obj.status : undefined;
     const typed = currentStatus(kind, current);
+    const seen = {
+      secrets: this.#d.informers.Secret,
+      spend: this.#spend,
+      webhooks: this.#webhooks,
+      mcp: this.mcp,
+    };
+    const { fields, conditions } = statusExtras(j, now, seen);
     const desired = desiredStatus({
       kind,
       generation: j.obj.metadata.generation,
       current: typed,
       verdict: j.verdict,
-      extra: this.#extraFields(j, now),
+      extra: fields,
+      conditions,
       now,
     });
     if (sameStatus(current, desired)) return;

@@ -116,7 +116,7 @@ export async function loadConfigFolder(dir: string): Promise<LoadedConfig> {
           file,
           object,
           field: 'apiVersion',
-          message: `unknown kind ${String(v.apiVersion)}/${String(v.kind)}; expected ${API_VERSION} Project, Provider, Workflow, ApiKey, SpendCap or Guardrail, v1 Secret or Namespace`,
+          message: `unknown kind ${String(v.apiVersion)}/${String(v.kind)}; expected ${API_VERSION} Project, Provider, Workflow, ApiKey, SpendCap, Guardrail or MCPServer, v1 Secret or Namespace`,
         });
         return;
       }

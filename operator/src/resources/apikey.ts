@@ -38,6 +38,20 @@ export const apiKeySpec = z
       .meta({ description: 'The key stops working at this time (RFC 3339).', format: 'date-time' }),
     revoked: z.boolean().default(false).meta({ description: 'Revoke the key at once.' }),
     rateLimit: rateLimit.optional(),
+    toolGrants: z
+      .array(
+        z
+          .string()
+          .regex(/^[A-Za-z0-9_.*-]{1,160}$/, 'must be a tool name pattern: letters, digits, _ . - and * only')
+          .meta({ description: 'A pattern over prefixed tool names, e.g. github__* or search__query.' }),
+      )
+      .max(256)
+      .optional()
+      .meta({
+        description:
+          'MCP tools this key may list and call (needs the mcp scope): patterns over prefixed names <toolPrefix>__<tool>, * matching any run of characters. Unset: no tool.',
+        'x-kubernetes-list-type': 'set',
+      }),
     secretRef: secretKeyRef('API key (must start with sy_live_ and be at least 32 characters)', 'apiKey')
       .optional()
       .meta({

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { type ApiKey, apiKey, apiKeyInfo } from './apikey.ts';
 import type { KindInfo } from './common.ts';
 import { type Guardrail, guardrail, guardrailInfo } from './guardrail.ts';
+import { type MCPServer, mcpServer, mcpServerInfo } from './mcpserver.ts';
 import { type Project, project, projectInfo } from './project.ts';
 import { type Provider, provider, providerInfo } from './provider.ts';
 import { type SpendCap, spendCap, spendCapInfo } from './spendcap.ts';
@@ -17,6 +18,7 @@ export const KINDS = [
   { info: apiKeyInfo, schema: apiKey, spec: apiKey.shape.spec, status: apiKey.shape.status },
   { info: spendCapInfo, schema: spendCap, spec: spendCap.shape.spec, status: spendCap.shape.status },
   { info: guardrailInfo, schema: guardrail, spec: guardrail.shape.spec, status: guardrail.shape.status },
+  { info: mcpServerInfo, schema: mcpServer, spec: mcpServer.shape.spec, status: mcpServer.shape.status },
 ] as const satisfies readonly { info: KindInfo; schema: z.ZodType; spec: z.ZodType; status: z.ZodType }[];
 
 export const switchyardObject = z.discriminatedUnion('kind', [
@@ -26,8 +28,9 @@ export const switchyardObject = z.discriminatedUnion('kind', [
   apiKey,
   spendCap,
   guardrail,
+  mcpServer,
 ]);
-export type SwitchyardObject = Project | Provider | Workflow | ApiKey | SpendCap | Guardrail;
+export type SwitchyardObject = Project | Provider | Workflow | ApiKey | SpendCap | Guardrail | MCPServer;
 export type SwitchyardKind = SwitchyardObject['kind'];
 
-export type { ApiKey, Guardrail, Project, Provider, SpendCap, Workflow };
+export type { ApiKey, Guardrail, MCPServer, Project, Provider, SpendCap, Workflow };

@@ -1,8 +1,10 @@
 import type { z } from 'zod';
 import type { Verdict } from '../compiler/types.ts';
 import { apiKeyStatus } from '../resources/apikey.ts';
+import type { Condition } from '../resources/common.ts';
 import { guardrailStatus } from '../resources/guardrail.ts';
 import type { SwitchyardKind, SwitchyardObject } from '../resources/index.ts';
+import { mcpServerStatus } from '../resources/mcpserver.ts';
 import { projectStatus } from '../resources/project.ts';
 import { providerStatus } from '../resources/provider.ts';
 import { spendCapStatus } from '../resources/spendcap.ts';
@@ -25,6 +27,7 @@ export const STATUS_SCHEMAS: { [K in SwitchyardKind]: z.ZodType<KindStatus<K>> }
   ApiKey: apiKeyStatus,
   SpendCap: spendCapStatus,
   Guardrail: guardrailStatus,
+  MCPServer: mcpServerStatus,
 };
 
 type Details = Verdict['details'];
@@ -43,6 +46,7 @@ const FROM_DETAILS: { [K in SwitchyardKind]: (d: Details) => StatusFields<K> } =
   ApiKey: (d) => ({ keyPrefix: text(d.keyPrefix) }),
   SpendCap: () => ({}),
   Guardrail: (d) => ({ rules: count(d.rules), ignoredDisables: text(d.ignoredDisables) }),
+  MCPServer: (d) => ({ projectId: text(d.projectId), toolPrefix: text(d.toolPrefix) }),
 };
 
 export interface DesiredStatusInput<K extends SwitchyardKind> {
@@ -52,6 +56,8 @@ export interface DesiredStatusInput<K extends SwitchyardKind> {
   verdict: Pick<Verdict, 'ok' | 'reason' | 'message' | 'details'>;
   /** Kind-specific fields computed elsewhere (spend, key secret, workflow route); details win. */
   extra: Partial<StatusFields<K>>;
+  /** Conditions besides Ready observed elsewhere (an MCPServer's Reachable). */
+  conditions?: readonly Omit<Condition, 'lastTransitionTime' | 'observedGeneration'>[];
   now: Date;
 }
 
@@ -81,6 +87,12 @@ export function desiredStatus<K extends SwitchyardKind>(input: DesiredStatusInpu
     input.kind === 'Project' ? (input.extra as Partial<StatusFields<'Project'>>).webhooks : undefined;
   if (webhooks)
     conditions = setCondition(conditions, webhooksCondition(webhooks, input.generation), input.now);
+  for (const c of input.conditions ?? [])
+    conditions = setCondition(
+      conditions,
+      { ...c, ...(input.generation !== undefined ? { observedGeneration: input.generation } : {}) },
+      input.now,
+    );
   const schema: z.ZodType<KindStatus<K>> = STATUS_SCHEMAS[input.kind];
   return schema.parse({
     ...defined(input.extra),
