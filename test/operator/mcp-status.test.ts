@@ -15,6 +15,8 @@ const TOKEN = 'mcp-status-test-token';
 
 let env: Env;
 let op: RunningOperator;
+let standby: RunningOperator;
+const FAST_LEASE = { leaseDurationMs: 3000, renewDeadlineMs: 2000, leaseRetryMs: 500 };
 let up: DemoMcpServer;
 let blockedTarget: DemoMcpServer;
 let insideTarget: DemoMcpServer;
@@ -65,7 +67,9 @@ beforeAll(async () => {
   downPort = Number(new URL(probe.url).port);
   await probe.close();
   env = await startEnv();
-  op = await env.operator({ mcpProbeMs: 1000 });
+  op = await env.operator({ identity: 'mcp-a', mcpProbeMs: 1000, ...FAST_LEASE });
+  await waitFor('A leads', () => op.isLeader, 15_000);
+  standby = await env.operator({ identity: 'mcp-b', mcpProbeMs: 1000, ...FAST_LEASE });
   await env.apply(`
 apiVersion: v1
 kind: Namespace
@@ -247,5 +251,55 @@ metadata: {name: later, namespace: ${NS}}
       100,
     );
     expect(op.controller.mcp.get(`${NS}/demo`)).toBeDefined();
+  });
+
+  it('leader killed: the standby takes over, the status stands (no Probing in between) and it probes again', async () => {
+    const before = await reachable('inside', 'True', 'ToolsListed');
+    const transition = (condition(before, 'Reachable') as Cond & { lastTransitionTime?: string })
+      ?.lastTransitionTime;
+    expect(standby.isLeader).toBe(false);
+    expect(standby.controller.mcp.probes).toBe(0); // a standby never probes
+    let polls = 0;
+    const seen = new Set<string>();
+    let watching = true;
+    const watcher = (async () => {
+      while (watching) {
+        const c = condition(await get('inside'), 'Reachable');
+        seen.add(`${c?.status}/${c?.reason}`);
+        polls++;
+      }
+    })();
+    await op.abort(); // like a SIGKILL: the Lease stays held until it expires
+    await waitFor('the standby leads', () => standby.isLeader, 20_000, 50);
+    await waitFor(
+      'the new leader probed the server',
+      () => standby.controller.mcp.get(`${NS}/inside`) !== undefined,
+      20_000,
+      50,
+    );
+    await waitFor(
+      'its MCPServer statuses reconciled after the probe',
+      async () =>
+        (await metricValue(standby.metricsUrl, 'switchyard_operator_reconciles_total', {
+          kind: 'McpProbe',
+        })) > 0,
+      20_000,
+      100,
+    );
+    watching = false;
+    await watcher;
+    const after = await get('inside');
+    console.log(
+      `failover: ${polls} status reads, Reachable seen as ${[...seen].join(', ')}; new leader ran ${standby.controller.mcp.probes} probes`,
+    );
+    expect([...seen]).toEqual(['True/ToolsListed']);
+    // Nothing changed, so the new leader wrote nothing for it: the observation, its time, its transition stand.
+    expect(
+      await metricValue(standby.metricsUrl, 'switchyard_operator_status_writes_total', { kind: 'MCPServer' }),
+    ).toBe(0);
+    expect(
+      (condition(after, 'Reachable') as Cond & { lastTransitionTime?: string })?.lastTransitionTime,
+    ).toBe(transition);
+    expect(after.status?.lastProbeTime).toBe(before.status?.lastProbeTime);
   });
 });

@@ -344,7 +344,7 @@ export class Controller {
       webhooks: this.#webhooks,
       mcp: this.mcp,
     };
-    const { fields, conditions } = statusExtras(j, now, seen);
+    const { fields, conditions } = statusExtras(j, now, seen, current);
     const desired = desiredStatus({
       kind,
       generation: j.obj.metadata.generation,

@@ -6,7 +6,7 @@ import type { Informer } from '../kube/informer.ts';
 import type { McpProber } from '../mcp/prober.ts';
 import type { SwitchyardKind, SwitchyardObject } from '../resources/index.ts';
 import type { CapSpend, WebhookHealth } from '../spend/spend.ts';
-import type { AnyStatusFields, StatusFields } from './desired.ts';
+import { type AnyStatusFields, currentStatus, type StatusFields } from './desired.ts';
 import { type ConditionInput, mcpProbeStatus } from './mcp.ts';
 
 /** One object of the last compile with the compiler's verdict on it. */
@@ -31,6 +31,7 @@ export function statusExtras(
   j: Judged,
   now: Date,
   seen: Observed,
+  current?: unknown,
 ): { fields: AnyStatusFields; conditions: ConditionInput[] } {
   const o = j.parsed;
   switch (o?.kind) {
@@ -75,7 +76,10 @@ export function statusExtras(
     }
     case 'MCPServer': {
       const source = `${o.metadata.namespace}/${o.metadata.name}`;
-      const { fields, reachable } = mcpProbeStatus(seen.mcp.get(source), j.verdict.ok);
+      const { fields, reachable } = mcpProbeStatus(seen.mcp.get(source), j.verdict.ok, {
+        status: currentStatus('MCPServer', current),
+        generation: j.obj.metadata.generation,
+      });
       return { fields, conditions: [reachable] };
     }
     default:
