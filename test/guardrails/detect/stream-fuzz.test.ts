@@ -100,7 +100,7 @@ describe('StreamScanner against scan + redact, all detectors, generated texts', 
           const cuts = [...new Set(raw.map((n) => n % (text.length + 1)))].sort((a, b) => a - b);
           const findings = rules.scan(text, 'output');
           findingCount += findings.length;
-          const got = streamed(text, cuts);
+          const got = streamed(text, cuts, batch);
           expect(got.out).toBe(
             redact(
               text,
