@@ -12,6 +12,8 @@ function corpus(name: string, detector: unknown, positives: string[], negatives:
       expect(found.map((f) => text.slice(f.start, f.end))).toEqual([value]);
       expect(found[0]!.label).toBe(label);
       expect(redact(text, found)).toBe(`See [${label}], thanks.`);
+      // A finding carries a hash, never the value.
+      expect(JSON.stringify(found)).not.toContain(value);
     });
     it.each(negatives)(`does not report %s`, (value) => {
       expect(rules.scan(`See ${value}, thanks.`, 'input')).toEqual([]);

@@ -5,8 +5,8 @@
  * Source: gitleaks' default rules, github.com/gitleaks/gitleaks config/gitleaks.toml, ref b58d3f102cf3a2c84cb7f923d05c25c9b1aed84b, read from a local copy.
  * License of the source: MIT, Copyright (c) 2019 Zachary Rice. Patterns are Go RE2 syntax and run
  * on re2js. Left out:
- *   curl-auth-header: does not compile on re2js (error parsing regexp: invalid repeat count: `{1,5}`)
- *   curl-auth-user: does not compile on re2js (error parsing regexp: invalid repeat count: `{1,5}`)
+ *   curl-auth-header: unbounded, and its bounded form exceeds RE2's limits (error parsing regexp: invalid repeat count: `{1,5}`)
+ *   curl-auth-user: unbounded, and its bounded form exceeds RE2's limits (error parsing regexp: invalid repeat count: `{1,5}`)
  *   generic-api-key: generic assignment heuristic, too many false positives on prose and code
  *   jwt: replaced by the built-in JWT matcher, which decodes the header (secrets-long.ts)
  *   kubernetes-secret-yaml: match length 860 over 512
@@ -26,7 +26,7 @@
  *   slack-legacy-token: repetitions capped at 64 (longest match 264)
  *   yandex-access-token: repetitions capped at 256 (longest match 440)
  */
-import type { GitleaksAllow, GitleaksRule } from './secret-rule.ts';
+import type { GitleaksRule, GitleaksAllow } from './secret-rule.ts';
 
 export const GITLEAKS_GLOBAL_ALLOW: GitleaksAllow = {"target":"secret","regexes":["(?i)^true|false|null$","^(?i:a+|b+|c+|d+|e+|f+|g+|h+|i+|j+|k+|l+|m+|n+|o+|p+|q+|r+|s+|t+|u+|v+|w+|x+|y+|z+|\\*+|\\.+)$","^\\$(?:\\d+|{\\d+})$","^\\$(?:[A-Z_]+|[a-z_]+)$","^\\${(?:[A-Z_]+|[a-z_]+)}$","^\\{\\{[ \\t]*[\\w ().|]+[ \\t]*}}$","^\\$\\{\\{[ \\t]*(?:(?:env|github|secrets|vars)(?:\\.[A-Za-z]\\w+)+[\\w \"'&./=|]*)[ \\t]*}}$","^%(?:[A-Z_]+|[a-z_]+)%$","^%[+\\-# 0]?[bcdeEfFgGoOpqstTUvxX]$","^\\{\\d{0,2}}$","^@(?:[A-Z_]+|[a-z_]+)@$","^/Users/(?i)[a-z0-9]+/[\\w .-/]+$","^/(?:bin|etc|home|opt|tmp|usr|var)/[\\w ./-]+$"],"stopwords":["014df517-39d1-4453-b7b3-9930c563627c","abcdefghijklmnopqrstuvwxyz"]};
 
