@@ -242,7 +242,7 @@ const lines = [
   ' * Bounded (so a stream can hold back the longest match):',
   ...bounded.map((s) => ` *   ${s}`),
   ' */',
-  "import type { GitleaksRule, GitleaksAllow } from './secret-rule.ts';",
+  "import type { GitleaksAllow, GitleaksRule } from './secret-rule.ts';",
   '',
   `export const GITLEAKS_GLOBAL_ALLOW: GitleaksAllow = ${JSON.stringify(global)};`,
   '',

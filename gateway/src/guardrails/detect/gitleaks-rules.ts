@@ -26,7 +26,7 @@
  *   slack-legacy-token: repetitions capped at 64 (longest match 264)
  *   yandex-access-token: repetitions capped at 256 (longest match 440)
  */
-import type { GitleaksRule, GitleaksAllow } from './secret-rule.ts';
+import type { GitleaksAllow, GitleaksRule } from './secret-rule.ts';
 
 export const GITLEAKS_GLOBAL_ALLOW: GitleaksAllow = {"target":"secret","regexes":["(?i)^true|false|null$","^(?i:a+|b+|c+|d+|e+|f+|g+|h+|i+|j+|k+|l+|m+|n+|o+|p+|q+|r+|s+|t+|u+|v+|w+|x+|y+|z+|\\*+|\\.+)$","^\\$(?:\\d+|{\\d+})$","^\\$(?:[A-Z_]+|[a-z_]+)$","^\\${(?:[A-Z_]+|[a-z_]+)}$","^\\{\\{[ \\t]*[\\w ().|]+[ \\t]*}}$","^\\$\\{\\{[ \\t]*(?:(?:env|github|secrets|vars)(?:\\.[A-Za-z]\\w+)+[\\w \"'&./=|]*)[ \\t]*}}$","^%(?:[A-Z_]+|[a-z_]+)%$","^%[+\\-# 0]?[bcdeEfFgGoOpqstTUvxX]$","^\\{\\d{0,2}}$","^@(?:[A-Z_]+|[a-z_]+)@$","^/Users/(?i)[a-z0-9]+/[\\w .-/]+$","^/(?:bin|etc|home|opt|tmp|usr|var)/[\\w ./-]+$"],"stopwords":["014df517-39d1-4453-b7b3-9930c563627c","abcdefghijklmnopqrstuvwxyz"]};
 
