@@ -182,10 +182,11 @@ describe('deny lists, patterns, allow lists, size, prompt injection', () => {
     const found = rules.scan(text, 'input').map((f) => text.slice(f.start, f.end));
     expect(found).toEqual(['C++', 'project falcon', 'word42', 'word9997']);
     const long = 'ordinary words and more words '.repeat(400);
+    rules.scan(long, 'input');
     const t0 = performance.now();
     rules.scan(long, 'input');
     console.log(
-      `deny list of ${words.length} entries over ${long.length} chars: ${(performance.now() - t0).toFixed(2)} ms`,
+      `deny list of ${words.length} entries over ${long.length} chars (warm): ${(performance.now() - t0).toFixed(2)} ms`,
     );
   });
 
