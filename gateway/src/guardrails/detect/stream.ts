@@ -1,6 +1,6 @@
 import { Compiled, type CompiledRules, sortFindings } from './compile.ts';
 import { isMaskable, redact } from './redact.ts';
-import type { Direction, Finding } from './types.ts';
+import type { Candidate, Direction, Finding } from './types.ts';
 import { type ScoreState, sizeFinding, type Unit, walk } from './units.ts';
 
 export interface StreamStep {
@@ -21,6 +21,8 @@ export interface StreamOptions {
   batch?: number;
 }
 
+/** Span units never read their score state. */
+const NO_SCORE: ScoreState = { score: 0, first: -1, done: true };
 const isHighSurrogate = (c: number): boolean => c >= 0xd800 && c <= 0xdbff;
 
 /**
@@ -40,9 +42,10 @@ export class StreamScanner {
   #emitted = 0;
   #total = 0;
   #ended = false;
-  readonly #resume: number[];
-  readonly #scores: ScoreState[];
-  readonly #sizeReported: boolean[];
+  readonly #resume: Int32Array;
+  /** Score units' running totals, made on their first hit. */
+  readonly #scores: (ScoreState | undefined)[] = [];
+  readonly #sizeReported: Uint8Array;
   #pending: Finding[] = [];
   /** Where the last step's scan ended (absolute), and how much new text triggers the next step. */
   #scanned = 0;
@@ -55,10 +58,9 @@ export class StreamScanner {
     this.#direction = direction;
     this.#units = rules.unitsFor(direction);
     this.#shouldRedact = options.redact ?? ((f) => f.mode === 'redact');
-    this.#resume = this.#units.map(() => 0);
-    this.#scores = this.#units.map(() => ({ score: 0, first: -1, done: false }));
-    this.#sizeReported = this.#units.map(() => false);
-    this.#sizeUnits = this.#units.flatMap((u, i) => (u.kind === 'size' ? [i] : []));
+    this.#resume = new Int32Array(this.#units.length);
+    this.#sizeReported = new Uint8Array(this.#units.length);
+    this.#sizeUnits = rules.sizeUnitsFor(direction);
     this.#batch = options.batch ?? Math.max(64, Math.ceil(rules.holdBack / 2));
   }
 
@@ -95,20 +97,24 @@ export class StreamScanner {
     const base = this.#base;
     this.#scanned = base + buffer.length;
     let safe = base + buffer.length;
+    const taken: Candidate[] = [];
     for (let i = 0; i < this.#units.length; i++) {
       const unit = this.#units[i]!;
       if (unit.kind === 'size') {
         const max = unit.max[this.#direction];
         if (max !== undefined && this.#total > max && !this.#sizeReported[i]) {
-          this.#sizeReported[i] = true;
+          this.#sizeReported[i] = 1;
           found.push(sizeFinding(unit, this.#total));
         }
         continue;
       }
-      const from = this.#resume[i]! - base;
-      const resume = walk(unit.matcher, buffer, from, final, (c) =>
-        this.#rules.take(unit, buffer, c.hits, this.#scores[i]!, base, found),
-      );
+      taken.length = 0;
+      const resume = walk(unit.matcher, buffer, this.#resume[i]! - base, final, taken);
+      if (taken.length > 0) {
+        if (unit.kind === 'score') this.#scores[i] ??= { score: 0, first: -1, done: false };
+        const state = this.#scores[i] ?? NO_SCORE;
+        for (const c of taken) this.#rules.take(unit, buffer, c.hits, state, base, found);
+      }
       this.#resume[i] = resume + base;
       if (resume + base < safe) safe = resume + base;
     }
