@@ -28,8 +28,8 @@ const PROSE =
   'auth flow? The customer reported 3 failed payments last week, all retried successfully. Next steps: ' +
   'write the release notes, tag the build, announce it in the channel, and schedule the retro for ' +
   'Friday at 10:30. Keep the answer under 200 words and use bullet points where it helps readability. ';
-const PLAIN = PROSE.slice(0, 1024);
-const WITH_PII = `${PROSE.slice(0, 800)} Call me at (415) 555-2671 or mail ana.lopez@example.com; card 4111 1111 1111 1111; key ghp_A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8.`;
+const PLAIN = PROSE.repeat(2).slice(0, 1024);
+const WITH_PII = `${PLAIN.slice(0, 850)} Call me at (415) 555-2671 or mail ana.lopez@example.com; card 4111 1111 1111 1111; key ghp_A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8.`;
 
 function measure(label: string, fn: () => void): number {
   for (let i = 0; i < 200; i++) fn();

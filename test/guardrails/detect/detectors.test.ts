@@ -12,6 +12,8 @@ function corpus(name: string, detector: unknown, positives: string[], negatives:
       expect(found.map((f) => text.slice(f.start, f.end))).toEqual([value]);
       expect(found[0]!.label).toBe(label);
       expect(redact(text, found)).toBe(`See [${label}], thanks.`);
+      // A finding carries a hash, never the value.
+      expect(JSON.stringify(found)).not.toContain(value);
     });
     it.each(negatives)(`does not report %s`, (value) => {
       expect(rules.scan(`See ${value}, thanks.`, 'input')).toEqual([]);
@@ -180,10 +182,11 @@ describe('deny lists, patterns, allow lists, size, prompt injection', () => {
     const found = rules.scan(text, 'input').map((f) => text.slice(f.start, f.end));
     expect(found).toEqual(['C++', 'project falcon', 'word42', 'word9997']);
     const long = 'ordinary words and more words '.repeat(400);
+    rules.scan(long, 'input');
     const t0 = performance.now();
     rules.scan(long, 'input');
     console.log(
-      `deny list of ${words.length} entries over ${long.length} chars: ${(performance.now() - t0).toFixed(2)} ms`,
+      `deny list of ${words.length} entries over ${long.length} chars (warm): ${(performance.now() - t0).toFixed(2)} ms`,
     );
   });
 

@@ -66,8 +66,13 @@ const sorted = (fs: Finding[]): Finding[] =>
       a.start - b.start || a.end - b.end || a.rule.localeCompare(b.rule) || a.label.localeCompare(b.label),
   );
 
-function streamed(text: string, cuts: number[]): { out: string; findings: Finding[] } {
-  const s = new StreamScanner(rules, 'output');
+/** `batch: 1` steps on every chunk (the hardest case); the default batches like production. */
+function streamed(
+  text: string,
+  cuts: number[],
+  batch: number | undefined = 1,
+): { out: string; findings: Finding[] } {
+  const s = new StreamScanner(rules, 'output', batch === undefined ? {} : { batch });
   let out = '';
   const findings: Finding[] = [];
   let at = 0;
@@ -90,11 +95,12 @@ describe('StreamScanner against scan + redact, all detectors, generated texts', 
           .array(fc.constantFrom(...FRAGMENTS), { minLength: 1, maxLength: 24 })
           .map((parts) => parts.join('')),
         fc.array(fc.nat(), { maxLength: 10 }),
-        (text, raw) => {
+        fc.constantFrom(1, 7, undefined),
+        (text, raw, batch) => {
           const cuts = [...new Set(raw.map((n) => n % (text.length + 1)))].sort((a, b) => a - b);
           const findings = rules.scan(text, 'output');
           findingCount += findings.length;
-          const got = streamed(text, cuts);
+          const got = streamed(text, cuts, batch);
           expect(got.out).toBe(
             redact(
               text,

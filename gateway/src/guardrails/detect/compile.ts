@@ -92,11 +92,16 @@ export class Compiled implements CompiledRules {
   readonly behind: number;
   readonly #input: Unit[];
   readonly #output: Unit[];
+  readonly #inputSize: number[];
+  readonly #outputSize: number[];
 
   constructor(rules: readonly GuardrailRule[], allow: readonly string[]) {
     this.units = rules.flatMap(unitsOf);
     this.#input = this.units.filter((u) => runsOn(u.rule, 'input'));
     this.#output = this.units.filter((u) => runsOn(u.rule, 'output'));
+    const sizeIndices = (us: Unit[]): number[] => us.flatMap((u, i) => (u.kind === 'size' ? [i] : []));
+    this.#inputSize = sizeIndices(this.#input);
+    this.#outputSize = sizeIndices(this.#output);
     this.allow = new Set(allow);
     let reach = 1;
     let behind = 0;
@@ -107,6 +112,11 @@ export class Compiled implements CompiledRules {
     }
     this.holdBack = reach - 1;
     this.behind = behind;
+  }
+
+  /** Indices (into unitsFor(direction)) of the size units. */
+  sizeUnitsFor(direction: Direction): number[] {
+    return direction === 'input' ? this.#inputSize : this.#outputSize;
   }
 
   unitsFor(direction: Direction): Unit[] {

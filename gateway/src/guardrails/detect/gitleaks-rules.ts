@@ -5,8 +5,8 @@
  * Source: gitleaks' default rules, github.com/gitleaks/gitleaks config/gitleaks.toml, ref b58d3f102cf3a2c84cb7f923d05c25c9b1aed84b, read from a local copy.
  * License of the source: MIT, Copyright (c) 2019 Zachary Rice. Patterns are Go RE2 syntax and run
  * on re2js. Left out:
- *   curl-auth-header: does not compile on re2js (error parsing regexp: invalid repeat count: `{1,5}`)
- *   curl-auth-user: does not compile on re2js (error parsing regexp: invalid repeat count: `{1,5}`)
+ *   curl-auth-header: unbounded, and its bounded form exceeds RE2's limits (error parsing regexp: invalid repeat count: `{1,5}`)
+ *   curl-auth-user: unbounded, and its bounded form exceeds RE2's limits (error parsing regexp: invalid repeat count: `{1,5}`)
  *   generic-api-key: generic assignment heuristic, too many false positives on prose and code
  *   jwt: replaced by the built-in JWT matcher, which decodes the header (secrets-long.ts)
  *   kubernetes-secret-yaml: match length 860 over 512

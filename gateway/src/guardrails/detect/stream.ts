@@ -1,6 +1,6 @@
 import { Compiled, type CompiledRules, sortFindings } from './compile.ts';
 import { isMaskable, redact } from './redact.ts';
-import type { Direction, Finding } from './types.ts';
+import type { Candidate, Direction, Finding } from './types.ts';
 import { type ScoreState, sizeFinding, type Unit, walk } from './units.ts';
 
 export interface StreamStep {
@@ -13,8 +13,16 @@ export interface StreamStep {
 export interface StreamOptions {
   /** Which findings are masked in the emitted text; by default those of `redact`-mode rules. */
   redact?: (f: Finding) => boolean;
+  /**
+   * New characters to gather before a step rescans the held-back window (default: half the
+   * hold-back, at least 64). Smaller emits sooner and costs more CPU; every chunk still goes through
+   * at `end()`. A size limit crossed is reported at once regardless.
+   */
+  batch?: number;
 }
 
+/** Span units never read their score state. */
+const NO_SCORE: ScoreState = { score: 0, first: -1, done: true };
 const isHighSurrogate = (c: number): boolean => c >= 0xd800 && c <= 0xdbff;
 
 /**
@@ -34,13 +42,15 @@ export class StreamScanner {
   #emitted = 0;
   #total = 0;
   #ended = false;
-  readonly #resume: number[];
-  readonly #scores: ScoreState[];
-  readonly #sizeReported: boolean[];
+  readonly #resume: Int32Array;
+  /** Score units' running totals, made on their first hit. */
+  readonly #scores: (ScoreState | undefined)[] = [];
+  readonly #sizeReported: Uint8Array;
   #pending: Finding[] = [];
   /** Where the last step's scan ended (absolute), and how much new text triggers the next step. */
   #scanned = 0;
   readonly #batch: number;
+  readonly #sizeUnits: number[];
 
   constructor(rules: CompiledRules, direction: Direction, options: StreamOptions = {}) {
     if (!(rules instanceof Compiled)) throw new TypeError('StreamScanner needs rules from compileRules');
@@ -48,10 +58,10 @@ export class StreamScanner {
     this.#direction = direction;
     this.#units = rules.unitsFor(direction);
     this.#shouldRedact = options.redact ?? ((f) => f.mode === 'redact');
-    this.#resume = this.#units.map(() => 0);
-    this.#scores = this.#units.map(() => ({ score: 0, first: -1, done: false }));
-    this.#sizeReported = this.#units.map(() => false);
-    this.#batch = Math.max(64, Math.ceil(rules.holdBack / 4));
+    this.#resume = new Int32Array(this.#units.length);
+    this.#sizeReported = new Uint8Array(this.#units.length);
+    this.#sizeUnits = rules.sizeUnitsFor(direction);
+    this.#batch = options.batch ?? Math.max(64, Math.ceil(rules.holdBack / 2));
   }
 
   push(chunk: string): StreamStep {
@@ -66,11 +76,12 @@ export class StreamScanner {
   }
 
   #sizeCrossed(): boolean {
-    return this.#units.some((u, i) => {
-      if (u.kind !== 'size' || this.#sizeReported[i]) return false;
-      const max = u.max[this.#direction];
-      return max !== undefined && this.#total > max;
-    });
+    for (const i of this.#sizeUnits) {
+      const u = this.#units[i]!;
+      const max = u.kind === 'size' ? u.max[this.#direction] : undefined;
+      if (!this.#sizeReported[i] && max !== undefined && this.#total > max) return true;
+    }
+    return false;
   }
 
   end(): StreamStep {
@@ -86,21 +97,27 @@ export class StreamScanner {
     const base = this.#base;
     this.#scanned = base + buffer.length;
     let safe = base + buffer.length;
-    this.#units.forEach((unit, i) => {
+    const taken: Candidate[] = [];
+    for (let i = 0; i < this.#units.length; i++) {
+      const unit = this.#units[i]!;
       if (unit.kind === 'size') {
         const max = unit.max[this.#direction];
         if (max !== undefined && this.#total > max && !this.#sizeReported[i]) {
-          this.#sizeReported[i] = true;
+          this.#sizeReported[i] = 1;
           found.push(sizeFinding(unit, this.#total));
         }
-        return;
+        continue;
       }
-      const resume = walk(unit.matcher, buffer, this.#resume[i]! - base, final, (c) =>
-        this.#rules.take(unit, buffer, c.hits, this.#scores[i]!, base, found),
-      );
+      taken.length = 0;
+      const resume = walk(unit.matcher, buffer, this.#resume[i]! - base, final, taken);
+      if (taken.length > 0) {
+        if (unit.kind === 'score') this.#scores[i] ??= { score: 0, first: -1, done: false };
+        const state = this.#scores[i] ?? NO_SCORE;
+        for (const c of taken) this.#rules.take(unit, buffer, c.hits, state, base, found);
+      }
       this.#resume[i] = resume + base;
-      safe = Math.min(safe, resume + base);
-    });
+      if (resume + base < safe) safe = resume + base;
+    }
     sortFindings(found);
     for (const f of found) if (isMaskable(f) && this.#shouldRedact(f)) this.#pending.push(f);
 

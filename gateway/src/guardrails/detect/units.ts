@@ -51,15 +51,15 @@ export interface ScoreState {
 /**
  * Walks one matcher's scan over `text` from `from`. With `final` false the text is a prefix of a
  * longer one: a candidate is only taken when the characters that decide it are all present
- * (start + reach ≤ length). Returns where the next walk must resume so that it continues exactly as
- * a walk over the whole text would.
+ * (start + reach ≤ length). Candidates with hits go into `taken`. Returns where the next walk must
+ * resume so that it continues exactly as a walk over the whole text would.
  */
 export function walk(
   matcher: SpanMatcher,
   text: string,
   from: number,
   final: boolean,
-  onCandidate: (c: Candidate) => void,
+  taken: Candidate[],
 ): number {
   let pos = from;
   for (;;) {
@@ -77,7 +77,7 @@ export function walk(
       if (resume > pos && code >= 0xdc00 && code <= 0xdfff) resume--;
       return resume;
     }
-    onCandidate(c);
+    if (c.hits.length > 0) taken.push(c);
     pos = c.end > c.start ? c.end : c.start + 1;
   }
 }
