@@ -69,6 +69,12 @@ describe('coding agents through /v1/mcp', () => {
       }),
     );
     sim.clearRequests();
+    // Claude Code defers MCP tools behind its tool search: the model finds the tool, then calls it.
+    sim.addFault({
+      match: { provider: 'anthropic' },
+      times: 1,
+      toolCall: { name: 'ToolSearch', args: { query: 'select:mcp__sy__alpha__echo', max_results: 5 } },
+    });
     sim.addFault({
       match: { provider: 'anthropic' },
       times: 1,
@@ -91,11 +97,6 @@ describe('coding agents through /v1/mcp', () => {
         ANTHROPIC_BASE_URL: gw.url,
         ANTHROPIC_AUTH_TOKEN: KEY,
         ANTHROPIC_MODEL: 'claude-coder',
-        ANTHROPIC_DEFAULT_HAIKU_MODEL: 'claude-coder',
-        DISABLE_TELEMETRY: '1',
-        DISABLE_ERROR_REPORTING: '1',
-        DISABLE_AUTOUPDATER: '1',
-        CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
         // How long Claude Code waits for an MCP server to connect; a loaded 2-core machine needs more.
         MCP_TIMEOUT: '60000',
       },

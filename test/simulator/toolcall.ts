@@ -39,7 +39,9 @@ export function planToolCall(
   scripted?: ScriptedToolCall,
 ): PlannedCall | undefined {
   if (tools.length === 0 || choice.mode === 'none') return undefined;
-  if (choice.mode === 'auto' && lastIsToolResult) return undefined;
+  // After a tool result the model answers, unless the test scripted its next call (a chain: a
+  // tool search, then the tool it found).
+  if (choice.mode === 'auto' && lastIsToolResult && !scripted) return undefined;
   if (scripted && choice.mode !== 'named' && tools.some((t) => t.name === scripted.name))
     return { name: scripted.name, args: scripted.args, forced: false };
   const tool = choice.mode === 'named' ? tools.find((t) => t.name === choice.name) : tools[0];
