@@ -271,11 +271,11 @@ describe('a Responses request as the canonical body', () => {
 
 describe('Responses refusals', () => {
   it('refused and unknown parameters, and include values other than reasoning.encrypted_content', () => {
-    expect(refusal(() => translate({ model: 'm', input: 'x', background: true }))).toEqual({
+    expect(refusal(() => translate({ model: 'm', input: 'x', max_tool_calls: 3 }))).toEqual({
       code: 'unsupported_parameter',
       status: 400,
-      message: 'The parameter "background" is not supported by this gateway.',
-      param: 'background',
+      message: 'The parameter "max_tool_calls" is not supported by this gateway.',
+      param: 'max_tool_calls',
     });
     expect(() =>
       translate({ model: 'm', input: 'x', background: false, conversation: null, prompt: [] }),

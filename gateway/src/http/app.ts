@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import type { AsyncJobs } from '../async/jobs.ts';
 import { authenticate, credentialOf, requireScope } from '../auth/authenticate.ts';
 import type { CookieAuthenticator } from '../auth/session.ts';
+import type { BackgroundResponses } from '../background/service.ts';
 import type { ConsoleBackend } from '../console/backend.ts';
 import { consoleRoutes } from '../console/routes.ts';
 import type { ConversationStore } from '../conversations/types.ts';
@@ -50,6 +51,8 @@ export interface GatewayAppOptions {
   jobs: AsyncJobs;
   sessions: SessionStore;
   storedResponses: StoredResponseStore;
+  /** Background responses (`background: true` on POST /v1/responses). */
+  background: BackgroundResponses;
   conversations: ConversationStore;
   /** Wall clock for request-log times and usage buckets (tests inject one). */
   now: () => number;
@@ -166,7 +169,7 @@ export function buildGatewayApp(opts: GatewayAppOptions): FastifyInstance {
       async (scoped) => {
         nativeRoutes(scoped, pipeline);
         compatRoutes(scoped, pipeline);
-        responsesRoutes(scoped, pipeline, opts.storedResponses, now, opts.conversations);
+        responsesRoutes(scoped, pipeline, opts.storedResponses, now, opts.conversations, opts.background);
         conversationsRoutes(scoped, opts.conversations, now);
         inputTokensRoute(scoped, opts.storedResponses, opts.conversations);
         messagesRoutes(scoped, pipeline);

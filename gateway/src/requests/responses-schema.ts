@@ -135,7 +135,6 @@ const textFormat = z.discriminatedUnion('type', [
 /** Parameters the surface refuses when they ask for something (any value but absent, null or false). */
 export const RESPONSES_REFUSED = [
   'access_programs',
-  'background',
   'context_management',
   'image',
   'max_tool_calls',
@@ -186,6 +185,8 @@ export const responsesBody = z.object({
     })
     .nullish(),
   stream: z.boolean().nullish(),
+  /** Run as a job: answered at once with the queued response, polled, cancellable (gateway/src/background). */
+  background: z.boolean().nullish(),
   user: z.string().max(256).nullish(),
   service_tier: z.string().min(1).max(32).nullish(),
   truncation: z.enum(['auto', 'disabled']).nullish(),

@@ -44,6 +44,7 @@ export const RESPONSES_MAPPED = [
   'previous_response_id',
   'conversation',
   'stream',
+  'background',
   'user',
   'service_tier',
   'truncation',
