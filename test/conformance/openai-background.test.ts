@@ -116,7 +116,7 @@ describe.each(PROVIDERS)('background responses on a $provider slot', ({ provider
     const events = await frames(streamed);
     failures.push(...conformEvents(events, 'background stream'));
     expect(events.at(-1)?.type).toBe('response.completed');
-    const id = ((events[0] ?? {}).response as { id: string }).id;
+    const id = String((events[0]?.response as { id?: string } | undefined)?.id);
     const resumed = await frames(await call(`/v1/responses/${id}?stream=true&starting_after=2`));
     failures.push(...conformEvents(resumed, 'resumed stream'));
     expect(resumed).toEqual(events.slice(3));
