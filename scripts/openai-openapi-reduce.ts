@@ -23,6 +23,7 @@ export const ROOTS = [
   'Response',
   'ResponseStreamEvent',
   'ResponseItemList',
+  'CompactResource',
 ] as const;
 
 const PREFIX = '#/components/schemas/';

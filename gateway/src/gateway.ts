@@ -176,6 +176,7 @@ export function createGateway(store: SnapshotStore, opts: GatewayOptions = {}): 
     jobs,
     sessions: stores.sessions,
     storedResponses: stores.responses,
+    compaction: summaries,
     background,
     conversations: stores.conversations,
     console: opts.console,

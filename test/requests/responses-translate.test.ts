@@ -317,7 +317,7 @@ describe('Responses refusals', () => {
       code: 'unsupported_parameter',
       status: 400,
       message:
-        'The input item type "reasoning" is not supported: send message, function_call, function_call_output, custom_tool_call, custom_tool_call_output items.',
+        'The input item type "reasoning" is not supported: send message, function_call, function_call_output, custom_tool_call, custom_tool_call_output, compaction items.',
       param: 'input[0].type',
     });
     const byFile = { role: 'user', content: [{ type: 'input_image', file_id: 'file_1' }] };

@@ -19,6 +19,7 @@ import type { RuntimeState } from '../state/types.ts';
 import type { StoredResponseStore } from '../stored-responses/types.ts';
 import type { Tracing } from '../tracing/types.ts';
 import { asyncRoutes } from './async-routes.ts';
+import { compactRoute } from './compact-route.ts';
 import { compatRoutes } from './compat-routes.ts';
 import { conversationsRoutes } from './conversations-routes.ts';
 import './context.ts';
@@ -51,6 +52,8 @@ export interface GatewayAppOptions {
   jobs: AsyncJobs;
   sessions: SessionStore;
   storedResponses: StoredResponseStore;
+  /** What POST /v1/responses/compact's summary call runs through (limits and caps, no cache or sessions). */
+  compaction?: Pipeline;
   /** Background responses (`background: true` on POST /v1/responses). */
   background: BackgroundResponses;
   conversations: ConversationStore;
@@ -172,6 +175,7 @@ export function buildGatewayApp(opts: GatewayAppOptions): FastifyInstance {
         responsesRoutes(scoped, pipeline, opts.storedResponses, now, opts.conversations, opts.background);
         conversationsRoutes(scoped, opts.conversations, now);
         inputTokensRoute(scoped, opts.storedResponses, opts.conversations);
+        compactRoute(scoped, opts.compaction ?? pipeline, opts.storedResponses);
         messagesRoutes(scoped, pipeline);
         readRoutes(scoped, state, now);
         sessionRoutes(scoped, opts.sessions);

@@ -1,8 +1,9 @@
 /**
- * The background side of the Responses family, validated against the pinned copy of OpenAI's OpenAPI
+ * Background responses and compaction, validated against the pinned copy of OpenAI's OpenAPI
  * description: a background response as accepted (`queued`), as polled until it finished, its stream
  * (`response.queued` included) and the same stream resumed after a sequence number, a cancelled one
- * and a failed one, on openai, anthropic and gemini slots. The counts are printed.
+ * and a failed one; a compacted conversation (`response.compaction`) and the input items of the
+ * response it continued; on openai, anthropic and gemini slots. The counts are printed.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseSse } from '../gateway/native/helpers.ts';
@@ -35,7 +36,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   console.log(
-    `openai-openapi conformance, background responses (${spec.source.commit.slice(0, 12)}): ` +
+    `openai-openapi conformance, background responses and compaction (${spec.source.commit.slice(0, 12)}): ` +
       `${tally.objects} objects validated, ${tally.events} events validated, ${tally.failures} failures; ` +
       `statuses: ${[...statuses].sort().join(', ')}; event types: ${[...eventTypes].sort().join(', ')}`,
   );
@@ -152,6 +153,34 @@ describe('background responses that do not complete', () => {
     expect(events.at(-1)?.type).toBe('error');
     const notBackground = await call(`/v1/responses/resp_none/cancel`);
     failures.push(...conform('ErrorResponse', await notBackground.json(), 'cancel of an unknown response'));
+    expect(failures).toEqual([]);
+  });
+});
+
+describe.each(PROVIDERS)('compaction on a $provider slot', ({ provider }) => {
+  it('the compacted response, and a response continued from its compaction item', async () => {
+    const failures: string[] = [];
+    const model = `chat-${provider}`;
+    const first = (await (await call('/v1/responses', { model, input: 'Plan the launch.' })).json()) as {
+      id: string;
+    };
+    const res = await call('/v1/responses/compact', {
+      model,
+      previous_response_id: first.id,
+      input: 'And the docs.',
+    });
+    expect(res.status).toBe(200);
+    const compacted = (await res.json()) as { output: unknown[] };
+    failures.push(...conform('CompactResource', compacted, 'compacted response'));
+    const next = await call('/v1/responses', {
+      model,
+      input: [...compacted.output, { role: 'user', content: 'Go on.' }],
+    });
+    expect(next.status).toBe(200);
+    const continued = (await next.json()) as { id: string };
+    failures.push(...conform('Response', continued, 'response continued from a compaction'));
+    const items = await call(`/v1/responses/${continued.id}/input_items`);
+    failures.push(...conform('ResponseItemList', await items.json(), 'input_items with a compaction item'));
     expect(failures).toEqual([]);
   });
 });
