@@ -24,6 +24,7 @@ export const ROOTS = [
   'ResponseStreamEvent',
   'ResponseItemList',
   'CompactResource',
+  'ConversationItemList',
 ] as const;
 
 const PREFIX = '#/components/schemas/';

@@ -184,3 +184,35 @@ describe.each(PROVIDERS)('compaction on a $provider slot', ({ provider }) => {
     expect(failures).toEqual([]);
   });
 });
+
+describe('empty lists', () => {
+  it('input_items and conversation items with nothing on the page: first_id and last_id null', async () => {
+    const failures: string[] = [];
+    // OpenAI's API sends null ids on an empty page; the description types them as strings, so an
+    // empty page is validated with the nulls read as ids, and the nulls themselves are asserted.
+    const asDescribed = (list: Record<string, unknown>) => ({ ...list, first_id: '', last_id: '' });
+    const created = (await (await call('/v1/responses', { model: 'chat-oai', input: 'hi' })).json()) as {
+      id: string;
+    };
+    const all = (await (await call(`/v1/responses/${created.id}/input_items`)).json()) as {
+      data: { id: string }[];
+    };
+    const empty = (await (
+      await call(`/v1/responses/${created.id}/input_items?after=${all.data.at(-1)?.id}`)
+    ).json()) as Record<string, unknown>;
+    expect(empty).toEqual({ object: 'list', data: [], first_id: null, last_id: null, has_more: false });
+    failures.push(...conform('ResponseItemList', asDescribed(empty), 'empty input_items'));
+    const conv = (await (await call('/v1/conversations', {})).json()) as { id: string };
+    const items = (await (await call(`/v1/conversations/${conv.id}/items`)).json()) as Record<
+      string,
+      unknown
+    >;
+    expect(items).toEqual({ object: 'list', data: [], first_id: null, last_id: null, has_more: false });
+    failures.push(...conform('ConversationItemList', asDescribed(items), 'empty conversation items'));
+    const full = await call(`/v1/conversations/${conv.id}/items`, {
+      items: [{ type: 'message', role: 'user', content: 'hello' }],
+    });
+    failures.push(...conform('ConversationItemList', await full.json(), 'added conversation items'));
+    expect(failures).toEqual([]);
+  });
+});
