@@ -67,7 +67,8 @@ export async function acceptBackground(
     id: r.echo.id,
     createdAt: r.echo.createdAt,
     request: r.body as Record<string, unknown>,
-    history: r.history as unknown as Record<string, unknown>[],
+    // A conversation's items are read when the job runs, under the conversation's turn lock.
+    history: r.conversationId ? [] : (r.history as unknown as Record<string, unknown>[]),
     ...(sessionId ? { sessionId } : {}),
     ...(r.conversationId ? { conversationId: r.conversationId } : {}),
   };

@@ -1,8 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import type { RunJob } from '../async/runner.ts';
+import { lockConversation, type Unlock } from '../conversations/lock.ts';
+import { continuedConversation } from '../conversations/turn.ts';
 import { answeredResponse, type ResponseEcho, responseObject } from '../encoders/encode-responses.ts';
 import { ResponsesStreamEncoder, type TypedEvent } from '../encoders/encode-responses-stream.ts';
-import type { GatewayError } from '../errors/index.ts';
+import { GatewayError } from '../errors/index.ts';
 import { type Exchange, openExchange } from '../pipeline/exchange.ts';
 import type { Ending } from '../pipeline/finished.ts';
 import type { PipelineResult } from '../pipeline/result.ts';
@@ -83,95 +85,115 @@ export async function runBackground(d: BackgroundDeps, job: RunJob): Promise<voi
     return;
   }
 
-  const body = responsesBody.parse(bg.request);
-  const turn = responsesToNative(
-    body,
-    bg.history as unknown as ChatMessage[],
-    bg.sessionId,
-    project.workflows.get(body.model)?.config.hostedTools,
-  );
-  const echo: ResponseEcho = {
-    id: bg.id,
-    createdAt: bg.createdAt,
-    model: body.model,
-    body,
-    toolNames: turn.toolNames,
-  };
-  const id = randomUUID();
-  const trace = d.tracing.job(job.trace, bg.id);
-  const startedAt = performance.now();
-  const abort = new AbortController();
-  const ex: Exchange = openExchange({
-    id,
-    kind: 'job',
-    surface: 'responses',
-    startedAt,
-    auth: { key, keyHash: job.keyHash, project },
-    signal: abort.signal,
-    carried: job.admittedTokens !== undefined ? { admittedTokens: job.admittedTokens } : undefined,
-    trace,
-  });
-  // A cancel is a write to the stored response, from any pod: the running job looks for it.
-  const watch = setInterval(() => {
-    d.store.get(projectId, bg.id).then(
-      (now) => {
-        if (now?.response.status === 'cancelled') abort.abort();
-      },
-      () => undefined,
-    );
-  }, d.pollMs);
-  watch.unref();
-  let error: GatewayError | undefined;
-  let final: Response;
-  let events: TypedEvent[] = [];
+  // A conversation is read when its turn runs, under its turn lock, as a request's is.
+  let history = bg.history as unknown as ChatMessage[];
+  let unlock: Unlock | undefined;
+  if (bg.conversationId) {
+    try {
+      unlock = await lockConversation(d.conversations, projectId, bg.conversationId);
+      history = (await continuedConversation(d.conversations, projectId, bg.conversationId)).history;
+    } catch (err) {
+      await unlock?.();
+      // Redis away: the queue runs the job again.
+      if (!(err instanceof GatewayError) || err.code === 'service_unavailable') throw err;
+      const failed = failedObject('server_error', err.message);
+      await finish(failed, failEvents(failed));
+      return;
+    }
+  }
   try {
-    const r = await d.pipeline.run(ex, {
-      body: turn.native,
-      stream: streamed,
-      compat: { allowed: CHAT_TYPES },
+    const body = responsesBody.parse(bg.request);
+    const turn = responsesToNative(
+      body,
+      history,
+      bg.sessionId,
+      project.workflows.get(body.model)?.config.hostedTools,
+    );
+    const echo: ResponseEcho = {
+      id: bg.id,
+      createdAt: bg.createdAt,
+      model: body.model,
+      body,
+      toolNames: turn.toolNames,
+    };
+    const id = randomUUID();
+    const trace = d.tracing.job(job.trace, bg.id);
+    const startedAt = performance.now();
+    const abort = new AbortController();
+    const ex: Exchange = openExchange({
+      id,
+      kind: 'job',
+      surface: 'responses',
+      startedAt,
+      auth: { key, keyHash: job.keyHash, project },
+      signal: abort.signal,
+      carried: job.admittedTokens !== undefined ? { admittedTokens: job.admittedTokens } : undefined,
+      trace,
     });
-    if (r.kind === 'refused') error = r.error;
-    ({ final, events } = await outcome(r, echo, log));
-  } finally {
-    clearInterval(watch);
-  }
-  const sessionId = ex.progress.notes.sessionId ?? bg.sessionId;
-  const won = await finish(final, events, {
-    conversation: [
-      ...turn.conversation,
-      assistantTurn(final.output, turn.toolNames),
-    ] as unknown as Response[],
-    ...(sessionId ? { sessionId } : {}),
-  });
-  if (won && bg.conversationId && final.status !== 'failed') {
-    const output = (Array.isArray(final.output) ? final.output : []) as Response[];
-    const appended = await d.conversations
-      .append(projectId, bg.conversationId, [...turn.items, ...output] as never, retentionMs)
-      .catch(() => false);
-    if (!appended)
-      d.logger.warn({
-        msg: 'background: conversation not appended',
-        response_id: bg.id,
-        conversation: bg.conversationId,
+    // A cancel is a write to the stored response, from any pod: the running job looks for it.
+    const watch = setInterval(() => {
+      d.store.get(projectId, bg.id).then(
+        (now) => {
+          if (now?.response.status === 'cancelled') abort.abort();
+        },
+        () => undefined,
+      );
+    }, d.pollMs);
+    watch.unref();
+    let error: GatewayError | undefined;
+    let final: Response;
+    let events: TypedEvent[] = [];
+    try {
+      const r = await d.pipeline.run(ex, {
+        body: turn.native,
+        stream: streamed,
+        compat: { allowed: CHAT_TYPES },
       });
+      if (r.kind === 'refused') error = r.error;
+      ({ final, events } = await outcome(r, echo, log));
+    } finally {
+      clearInterval(watch);
+    }
+    const sessionId = ex.progress.notes.sessionId ?? bg.sessionId;
+    const won = await finish(final, events, {
+      conversation: [
+        ...turn.conversation,
+        assistantTurn(final.output, turn.toolNames),
+      ] as unknown as Response[],
+      ...(sessionId ? { sessionId } : {}),
+    });
+    if (won && bg.conversationId && final.status !== 'failed') {
+      const output = (Array.isArray(final.output) ? final.output : []) as Response[];
+      const appended = await d.conversations
+        .append(projectId, bg.conversationId, [...turn.items, ...output] as never, retentionMs)
+        .catch(() => false);
+      if (!appended)
+        d.logger.warn({
+          msg: 'background: conversation not appended',
+          response_id: bg.id,
+          conversation: bg.conversationId,
+        });
+    }
+    const ok = final.status === 'completed' || final.status === 'incomplete';
+    const ending: Ending = {
+      id,
+      surface: 'responses',
+      type: 'request',
+      method: 'POST',
+      path: '/v1/responses',
+      httpStatus: ok ? 200 : (error?.status ?? 502),
+      project,
+      keyId: key.keyId,
+      error,
+      aborted: abort.signal.aborted,
+      channelId: bg.id,
+      body: turn.native,
+      trace,
+    };
+    settleEnd(d.settle, ending, startedAt, ex.progress);
+  } finally {
+    await unlock?.();
   }
-  const ok = final.status === 'completed' || final.status === 'incomplete';
-  const ending: Ending = {
-    id,
-    surface: 'responses',
-    type: 'request',
-    method: 'POST',
-    path: '/v1/responses',
-    httpStatus: ok ? 200 : (error?.status ?? 502),
-    project,
-    keyId: key.keyId,
-    error,
-    aborted: abort.signal.aborted,
-    channelId: bg.id,
-    body: turn.native,
-    trace,
-  };
-  settleEnd(d.settle, ending, startedAt, ex.progress);
 }
 
 /** The final response and, for a stream, its last events; a stream's earlier events go to the log as they come. */

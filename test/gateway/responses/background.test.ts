@@ -155,6 +155,40 @@ describe('background: true', () => {
   });
 });
 
+describe('background responses on a conversation', () => {
+  it('take their turn under the conversation lock with requests: every turn sees all before it', async () => {
+    const conv = await client(a).conversations.create({});
+    sim.clearRequests();
+    const background = [0, 1, 2].map(async (i) => {
+      const r = await client(i % 2 ? b : a).responses.create({
+        model: 'assistant',
+        input: `bg ${i}`,
+        conversation: conv.id,
+        background: true,
+      });
+      return (await finished(b, r.id)).status;
+    });
+    const sync = [0, 1, 2].map(
+      async (i) =>
+        (
+          await client(i % 2 ? a : b).responses.create({
+            model: 'assistant',
+            input: `sync ${i}`,
+            conversation: conv.id,
+          })
+        ).status,
+    );
+    expect(await Promise.all([...background, ...sync])).toEqual(Array(6).fill('completed'));
+    const sizes = sim
+      .requests()
+      .map((r) => ((r.body as { messages: unknown[] }).messages ?? []).length)
+      .sort((x, y) => x - y);
+    expect(sizes).toEqual([1, 3, 5, 7, 9, 11]);
+    const items = await client(a).conversations.items.list(conv.id, { order: 'asc', limit: 100 });
+    expect(items.data).toHaveLength(12);
+  });
+});
+
 describe('bad input, in OpenAI error shape', () => {
   const post = async (gw: RunningGateway, path: string, body?: unknown, method = 'POST') => {
     const res = await fetch(`${gw.url}/v1${path}`, {
