@@ -10,8 +10,8 @@ import type { Ending } from '../pipeline/finished.ts';
 import type { PipelineResult } from '../pipeline/result.ts';
 import { settleEnd } from '../pipeline/settle.ts';
 import type { ChatMessage } from '../providers/types.ts';
-import { responsesBody } from '../requests/responses-schema.ts';
-import { responsesToNative } from '../requests/responses-translate.ts';
+import { type ResponsesBody, responsesBody } from '../requests/responses-schema.ts';
+import { type ResponsesTurn, responsesToNative } from '../requests/responses-translate.ts';
 import { assistantTurn } from '../stored-responses/record.ts';
 import type { StoredResponse } from '../stored-responses/types.ts';
 import { type BackgroundDeps, backgroundJob, DAY_MS, LIVE } from './types.ts';
@@ -85,30 +85,33 @@ export async function runBackground(d: BackgroundDeps, job: RunJob): Promise<voi
     return;
   }
 
-  // A conversation is read when its turn runs, under its turn lock, as a request's is.
-  let history = bg.history as unknown as ChatMessage[];
+  // A conversation is read when its turn runs, under its turn lock, as a request's is; the turn is
+  // checked against it again (it may have changed since the response was accepted).
   let unlock: Unlock | undefined;
-  if (bg.conversationId) {
-    try {
+  let body: ResponsesBody;
+  let turn: ResponsesTurn;
+  try {
+    let history = bg.history as unknown as ChatMessage[];
+    if (bg.conversationId) {
       unlock = await lockConversation(d.conversations, projectId, bg.conversationId);
       history = (await continuedConversation(d.conversations, projectId, bg.conversationId)).history;
-    } catch (err) {
-      await unlock?.();
-      // Redis away: the queue runs the job again.
-      if (!(err instanceof GatewayError) || err.code === 'service_unavailable') throw err;
-      const failed = failedObject('server_error', err.message);
-      await finish(failed, failEvents(failed));
-      return;
     }
-  }
-  try {
-    const body = responsesBody.parse(bg.request);
-    const turn = responsesToNative(
+    body = responsesBody.parse(bg.request);
+    turn = responsesToNative(
       body,
       history,
       bg.sessionId,
       project.workflows.get(body.model)?.config.hostedTools,
     );
+  } catch (err) {
+    await unlock?.();
+    // Redis away: the queue runs the job again.
+    if (!(err instanceof GatewayError) || err.code === 'service_unavailable') throw err;
+    const failed = failedObject(errorCode(err.status), err.message);
+    await finish(failed, failEvents(failed));
+    return;
+  }
+  try {
     const echo: ResponseEcho = {
       id: bg.id,
       createdAt: bg.createdAt,

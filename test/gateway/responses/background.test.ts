@@ -189,6 +189,31 @@ describe('background responses on a conversation', () => {
   });
 });
 
+describe('a background response whose conversation goes away before its turn', () => {
+  it('fails with the reason, once, and is not left running', async () => {
+    const conv = await client(a).conversations.create({});
+    // A slow turn holds the conversation's lock; the background one waits for it, then finds it deleted.
+    const slow = client(a)
+      .responses.create({ model: 'slow', input: 'first', conversation: conv.id })
+      .then(
+        () => 200,
+        (err: { status?: number }) => err.status,
+      );
+    await new Promise((r) => setTimeout(r, 150));
+    const r = await client(b).responses.create({
+      model: 'assistant',
+      input: 'second',
+      conversation: conv.id,
+      background: true,
+    });
+    await client(a).conversations.delete(conv.id);
+    const done = await finished(a, r.id);
+    expect(done.status).toBe('failed');
+    expect(done.error?.message).toContain('not found');
+    expect(await slow).toBe(404);
+  });
+});
+
 describe('bad input, in OpenAI error shape', () => {
   const post = async (gw: RunningGateway, path: string, body?: unknown, method = 'POST') => {
     const res = await fetch(`${gw.url}/v1${path}`, {
