@@ -9,6 +9,8 @@ const LOCK_TTL_MS = 15_000;
 const RENEW_MS = 5_000;
 /** How often a waiting request tries again. */
 const RETRY_MS = 25;
+/** The longest a lock is renewed: a holder that never gives it back (a bug) frees it this much later. */
+const MAX_HOLD_MS = 15 * 60_000;
 /** How long a request waits for a turn on the conversation before it is refused. */
 export const LOCK_WAIT_MS = 60_000;
 
@@ -41,8 +43,10 @@ export async function lockConversation(
       );
     await sleep(RETRY_MS);
   }
+  const stopAt = Date.now() + MAX_HOLD_MS;
   const renew = setInterval(() => {
-    store.renewLock(projectId, id, token, LOCK_TTL_MS).catch(() => undefined);
+    if (Date.now() > stopAt) clearInterval(renew);
+    else store.renewLock(projectId, id, token, LOCK_TTL_MS).catch(() => undefined);
   }, RENEW_MS);
   renew.unref();
   return async () => {

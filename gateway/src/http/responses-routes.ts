@@ -57,98 +57,99 @@ export function responsesRoutes(
     const body = parseBody(responsesBody, req.body);
     const projectId = auth.project.config.id;
     oneContinuation(body);
-    // One turn at a time per conversation, from reading its items to appending this turn.
-    const unlock =
-      body.conversation && !body.background
-        ? await lockConversation(conversations, projectId, conversationIdOf(body.conversation))
-        : undefined;
-    try {
-      const conversation = body.conversation
-        ? await continuedConversation(conversations, projectId, body.conversation)
-        : undefined;
-      let previous: StoredResponse | undefined;
-      if (body.previous_response_id) {
-        previous = await store.get(projectId, body.previous_response_id).catch((err: unknown) => {
-          throw unavailable(err);
-        });
-        if (!previous) throw notFound(body.previous_response_id, 'previous_response_id');
+    // One turn at a time per conversation, from reading its items until this answer has gone out.
+    if (body.conversation && !body.background) {
+      const unlock = await lockConversation(conversations, projectId, conversationIdOf(body.conversation));
+      // A client gone while it waited: its turn is not taken.
+      if (reply.raw.closed) {
+        await unlock();
+        return reply;
       }
-      const turn = responsesToNative(
-        body,
-        conversation?.history ?? (previous && !previous.sessionId ? conversationOf(previous) : []),
-        previous?.sessionId,
-        auth.project.workflows.get(body.model)?.config.hostedTools,
-      );
-      if (turn.omittedTools.length > 0) {
-        // On the raw response, so a stream's headers (written there directly) carry it too.
-        reply.raw.setHeader(OMITTED_TOOLS_HEADER, turn.omittedTools.join(','));
-        req.logDetails = { ...req.logDetails, omitted_tools: turn.omittedTools };
-      }
-      const echo: ResponseEcho = {
-        id: newId('resp'),
-        createdAt: Math.floor(now() / 1000),
-        model: body.model,
-        body,
-        toolNames: turn.toolNames,
-      };
-      let sessionId: string | undefined;
-      const retentionMs = auth.project.config.storedResponses.retentionDays * DAY_MS;
-      if (body.background) {
-        const queued = await background.accept({
-          ex: exchangeOf(req, reply, 'responses', 'accept'),
-          body,
-          turn,
-          echo,
-          history: conversation?.history ?? (previous && !previous.sessionId ? conversationOf(previous) : []),
-          sessionId: previous?.sessionId,
-          conversationId: conversation?.id,
-          retentionMs,
-        });
-        req.logAs = { channelId: echo.id };
-        if (body.stream) return background.follow(reply, projectId, echo.id, -1);
-        return reply.send(queued);
-      }
-      // The turn joins its conversation before the answer goes out, so any process continues from it.
-      const appended = async (response: Record<string, unknown>): Promise<void> => {
-        if (!conversation) return;
-        const output = (Array.isArray(response.output) ? response.output : []) as ConversationItem[];
-        const items = [...(turn.items as ConversationItem[]), ...output];
-        if (!(await guarded(conversations.append(projectId, conversation.id, items, retentionMs))))
-          throw conversationNotFound(conversation.id, 'conversation');
-      };
-      const stored = async (response: Record<string, unknown>): Promise<void> => {
-        await appended(response);
-        if (body.store === false) return;
-        const record: StoredResponse = {
-          id: echo.id,
-          workflow: body.model,
-          response,
-          items: turn.items,
-          conversation: [
-            ...turn.conversation,
-            assistantTurn(response.output, turn.toolNames),
-          ] as unknown as Record<string, unknown>[],
-          ...(sessionId ? { sessionId } : {}),
-        };
-        await store.put(projectId, record, retentionMs);
-      };
-      const { ex, result: outcome } = await serve(pipeline, req, reply, 'responses', {
-        body: turn.native,
-        stream: body.stream === true,
-        compat: { allowed: CHAT_TYPES },
-      });
-      sessionId = outcome.notes.sessionId;
-      if (outcome.kind === 'streaming') return await writeResponsesStream(reply, ex, outcome, echo, stored);
-      const result = resultOrUpstreamError(reply, ex, outcome);
-      if (result.kind !== 'chat') throw new Error(`unexpected ${result.kind} result for a response`);
-      const response = answeredResponse(echo, result);
-      await stored(response).catch((err: unknown) => {
-        throw err instanceof GatewayError ? err : unavailable(err);
-      });
-      return reply.send(response);
-    } finally {
-      await unlock?.();
+      reply.raw.once('close', () => void unlock());
     }
+    const conversation = body.conversation
+      ? await continuedConversation(conversations, projectId, body.conversation)
+      : undefined;
+    let previous: StoredResponse | undefined;
+    if (body.previous_response_id) {
+      previous = await store.get(projectId, body.previous_response_id).catch((err: unknown) => {
+        throw unavailable(err);
+      });
+      if (!previous) throw notFound(body.previous_response_id, 'previous_response_id');
+    }
+    const turn = responsesToNative(
+      body,
+      conversation?.history ?? (previous && !previous.sessionId ? conversationOf(previous) : []),
+      previous?.sessionId,
+      auth.project.workflows.get(body.model)?.config.hostedTools,
+    );
+    if (turn.omittedTools.length > 0) {
+      // On the raw response, so a stream's headers (written there directly) carry it too.
+      reply.raw.setHeader(OMITTED_TOOLS_HEADER, turn.omittedTools.join(','));
+      req.logDetails = { ...req.logDetails, omitted_tools: turn.omittedTools };
+    }
+    const echo: ResponseEcho = {
+      id: newId('resp'),
+      createdAt: Math.floor(now() / 1000),
+      model: body.model,
+      body,
+      toolNames: turn.toolNames,
+    };
+    let sessionId: string | undefined;
+    const retentionMs = auth.project.config.storedResponses.retentionDays * DAY_MS;
+    if (body.background) {
+      const queued = await background.accept({
+        ex: exchangeOf(req, reply, 'responses', 'accept'),
+        body,
+        turn,
+        echo,
+        history: conversation?.history ?? (previous && !previous.sessionId ? conversationOf(previous) : []),
+        sessionId: previous?.sessionId,
+        conversationId: conversation?.id,
+        retentionMs,
+      });
+      req.logAs = { channelId: echo.id };
+      if (body.stream) return background.follow(reply, projectId, echo.id, -1);
+      return reply.send(queued);
+    }
+    // The turn joins its conversation before the answer goes out, so any process continues from it.
+    const appended = async (response: Record<string, unknown>): Promise<void> => {
+      if (!conversation) return;
+      const output = (Array.isArray(response.output) ? response.output : []) as ConversationItem[];
+      const items = [...(turn.items as ConversationItem[]), ...output];
+      if (!(await guarded(conversations.append(projectId, conversation.id, items, retentionMs))))
+        throw conversationNotFound(conversation.id, 'conversation');
+    };
+    const stored = async (response: Record<string, unknown>): Promise<void> => {
+      await appended(response);
+      if (body.store === false) return;
+      const record: StoredResponse = {
+        id: echo.id,
+        workflow: body.model,
+        response,
+        items: turn.items,
+        conversation: [
+          ...turn.conversation,
+          assistantTurn(response.output, turn.toolNames),
+        ] as unknown as Record<string, unknown>[],
+        ...(sessionId ? { sessionId } : {}),
+      };
+      await store.put(projectId, record, retentionMs);
+    };
+    const { ex, result: outcome } = await serve(pipeline, req, reply, 'responses', {
+      body: turn.native,
+      stream: body.stream === true,
+      compat: { allowed: CHAT_TYPES },
+    });
+    sessionId = outcome.notes.sessionId;
+    if (outcome.kind === 'streaming') return writeResponsesStream(reply, ex, outcome, echo, stored);
+    const result = resultOrUpstreamError(reply, ex, outcome);
+    if (result.kind !== 'chat') throw new Error(`unexpected ${result.kind} result for a response`);
+    const response = answeredResponse(echo, result);
+    await stored(response).catch((err: unknown) => {
+      throw err instanceof GatewayError ? err : unavailable(err);
+    });
+    return reply.send(response);
   };
 
   const stored = async (req: FastifyRequest): Promise<StoredResponse> => {
