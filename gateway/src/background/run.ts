@@ -133,11 +133,11 @@ export async function runBackground(d: BackgroundDeps, job: RunJob): Promise<voi
       carried: job.admittedTokens !== undefined ? { admittedTokens: job.admittedTokens } : undefined,
       trace,
     });
-    // A cancel is a write to the stored response, from any pod: the running job looks for it.
+    // A cancel (or a delete) is a write to the stored response, from any pod: the running job looks for it.
     const watch = setInterval(() => {
       d.store.get(projectId, bg.id).then(
         (now) => {
-          if (now?.response.status === 'cancelled') abort.abort();
+          if (!now || now.response.status === 'cancelled') abort.abort();
         },
         () => undefined,
       );
