@@ -23,6 +23,8 @@ export const ROOTS = [
   'Response',
   'ResponseStreamEvent',
   'ResponseItemList',
+  'CompactResource',
+  'ConversationItemList',
 ] as const;
 
 const PREFIX = '#/components/schemas/';

@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import pino, { type Logger } from 'pino';
 import { type AsyncConfig, asyncConfigFromEnv } from './async/config.ts';
 import { asyncJobs } from './async/jobs.ts';
+import { BackgroundResponses } from './background/service.ts';
 import { responseCache } from './cache/feature.ts';
 import type { ConsoleBackend } from './console/backend.ts';
 import { bundleReady, ConsoleWeb, type ConsoleWebOptions } from './console-web/index.ts';
@@ -60,6 +61,8 @@ export interface GatewayOptions {
   console?: ConsoleBackend;
   /** The web console's bundle and base path; not served without it or without the built bundle. */
   consoleWeb?: ConsoleWebOptions | undefined;
+  /** How often a background response's job looks for a cancel, and its stream readers for events (100 ms). */
+  backgroundPollMs?: number;
   /** Receive timeouts, connection cap, JSON depth, trusted proxies over the environment's (tests). */
   http?: Partial<HttpLimits>;
   /**
@@ -138,7 +141,20 @@ export function createGateway(store: SnapshotStore, opts: GatewayOptions = {}): 
     sessions,
   ];
   const pipeline = new Pipeline(features, logger);
+  const background = new BackgroundResponses({
+    snapshots: store,
+    pipeline,
+    settle,
+    logger,
+    now,
+    store: stores.responses,
+    conversations: stores.conversations,
+    runner: stores.runner,
+    tracing,
+    pollMs: opts.backgroundPollMs ?? 100,
+  });
   const jobs = asyncJobs({
+    background: (j) => background.run(j),
     snapshots: store,
     pipeline,
     settle,
@@ -183,6 +199,8 @@ export function createGateway(store: SnapshotStore, opts: GatewayOptions = {}): 
     jobs,
     sessions: stores.sessions,
     storedResponses: stores.responses,
+    compaction: summaries,
+    background,
     conversations: stores.conversations,
     console: opts.console,
     consoleWeb,

@@ -226,6 +226,23 @@ describe('Responses API (OpenAI SDK)', () => {
       }
       expectUpstreamRedacted(['[EMAIL]', '[CARD]']);
     });
+
+  it('a background response: its queued record and job hold the redacted text', async () => {
+    const created = await openai().responses.create({
+      model: 'chat',
+      instructions: `Write to ${PII.system}`,
+      input: input(),
+      tools: [
+        { type: 'function', name: 'lookup', parameters: lookupTool.function.parameters, strict: false },
+      ],
+      background: true,
+    });
+    let r = created;
+    while (r.status === 'queued' || r.status === 'in_progress') r = await openai().responses.retrieve(r.id);
+    expect(r.status).toBe('completed');
+    expectNoneOf(JSON.stringify(r), ALL_VALUES, 'the background response');
+    expectUpstreamRedacted(['[EMAIL]', '[CARD]']);
+  });
 });
 
 describe('Messages API (Anthropic SDK)', () => {

@@ -210,6 +210,8 @@ interface Tally {
   byStatus: Map<number, number>;
   logged: number;
   accepted: number;
+  /** Background responses accepted (POST /v1/responses with background): their job logs an entry too. */
+  background: number;
   consoleNames: Set<string>;
   /** `METHOD path status` of each request expected in the request log, for a mismatch report. */
   expectedKeys: string[];
@@ -220,11 +222,20 @@ const tallyOf = (): Tally => ({
   byStatus: new Map(),
   logged: 0,
   accepted: 0,
+  background: 0,
   consoleNames: new Set(),
   expectedKeys: [],
 });
 
 /** What an answer changes that the end-of-run checks expect. */
+function isBackground(body: string | undefined): boolean {
+  try {
+    return (JSON.parse(body ?? '') as { background?: unknown } | null)?.background === true;
+  } catch {
+    return false;
+  }
+}
+
 function account(t: Tally, ep: Endpoint, c: Call, r: Reply): void {
   t.requests++;
   t.byStatus.set(r.status, (t.byStatus.get(r.status) ?? 0) + 1);
@@ -238,6 +249,7 @@ function account(t: Tally, ep: Endpoint, c: Call, r: Reply): void {
     t.expectedKeys.push(`${c.method} ${c.path.split('?')[0]} ${r.status}`);
   }
   if (c.path.endsWith('/ai/async') && r.status === 202) t.accepted++;
+  if (c.path.endsWith('/responses') && r.status === 200 && isBackground(c.body)) t.background++;
   if (c.path.startsWith('/api/console/projects/team.app/workflows')) {
     const name =
       c.method === 'POST'
@@ -361,7 +373,7 @@ for (const backend of ['memory', 'redis'] as const) {
       expect(Object.prototype).not.toHaveProperty('polluted');
 
       // Accepted async requests add their job's entry once the job has run.
-      const expected = tally.logged + tally.accepted;
+      const expected = tally.logged + tally.accepted + tally.background;
       let entries: Record<string, unknown>[] = [];
       const deadline = Date.now() + 20_000;
       do {
@@ -418,7 +430,7 @@ for (const backend of ['memory', 'redis'] as const) {
           `${((performance.now() - started) / 1000).toFixed(1)} s; statuses ${statuses}; 5xx: ${[...tally.byStatus.keys()].filter((s) => s >= 500).length}`,
       );
       console.log(
-        `[fuzz ${backend}] request-log entries ${entries.length} (expected ${expected}: ${tally.logged} authenticated requests on logged routes + ${tally.accepted} async jobs); ` +
+        `[fuzz ${backend}] request-log entries ${entries.length} (expected ${expected}: ${tally.logged} authenticated requests on logged routes + ${tally.accepted} async jobs + ${tally.background} background responses); ` +
           `refused ${refused.length}, of which with provider use or usage ${consumed.length}; usage requests ${usage.totals.requests} = paid entries ${paid}; ` +
           `console workflows ${consoleNames.length} (expected ${tally.consoleNames.size})` +
           (channelKeys === undefined

@@ -163,6 +163,7 @@ describe('every code: its status, its OpenAI type and its Anthropic type', () =>
     session_not_found: [422, 'invalid_request_error', 'invalid_request_error'],
     response_not_found: [404, 'invalid_request_error', 'not_found_error'],
     conversation_not_found: [404, 'invalid_request_error', 'not_found_error'],
+    conversation_locked: [409, 'invalid_request_error', 'invalid_request_error'],
     payload_too_large: [413, 'invalid_request_error', 'request_too_large'],
     unsupported_media_type: [415, 'invalid_request_error', 'invalid_request_error'],
     not_found: [404, 'invalid_request_error', 'not_found_error'],

@@ -271,11 +271,11 @@ describe('a Responses request as the canonical body', () => {
 
 describe('Responses refusals', () => {
   it('refused and unknown parameters, and include values other than reasoning.encrypted_content', () => {
-    expect(refusal(() => translate({ model: 'm', input: 'x', background: true }))).toEqual({
+    expect(refusal(() => translate({ model: 'm', input: 'x', max_tool_calls: 3 }))).toEqual({
       code: 'unsupported_parameter',
       status: 400,
-      message: 'The parameter "background" is not supported by this gateway.',
-      param: 'background',
+      message: 'The parameter "max_tool_calls" is not supported by this gateway.',
+      param: 'max_tool_calls',
     });
     expect(() =>
       translate({ model: 'm', input: 'x', background: false, conversation: null, prompt: [] }),
@@ -317,7 +317,7 @@ describe('Responses refusals', () => {
       code: 'unsupported_parameter',
       status: 400,
       message:
-        'The input item type "reasoning" is not supported: send message, function_call, function_call_output, custom_tool_call, custom_tool_call_output items.',
+        'The input item type "reasoning" is not supported: send message, function_call, function_call_output, custom_tool_call, custom_tool_call_output, compaction items.',
       param: 'input[0].type',
     });
     const byFile = { role: 'user', content: [{ type: 'input_image', file_id: 'file_1' }] };

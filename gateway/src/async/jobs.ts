@@ -3,11 +3,14 @@ import type { Registry } from 'prom-client';
 import type { WebhookDispatcher } from '../webhooks/dispatcher.ts';
 import { SocketServer } from '../ws/server.ts';
 import type { AsyncDeps } from './deps.ts';
+import type { RunJob } from './runner.ts';
 import { AsyncService } from './service.ts';
 
 /** What async requests are served with, plus the registry their socket metrics go to. */
 export interface AsyncJobsDeps extends AsyncDeps {
   registry: Registry;
+  /** Runs the jobs of background responses (RunJob.response), which share the run queue. */
+  background?: (job: RunJob) => Promise<void>;
 }
 
 /**
@@ -41,7 +44,7 @@ export function asyncJobs(deps: AsyncJobsDeps): AsyncJobs {
     start(server) {
       sockets.attach(server);
       deps.runner.start({
-        run: (j) => service.run(j),
+        run: (j) => (j.response && deps.background ? deps.background(j) : service.run(j)),
         timer: (j) => service.timer(j),
         deliver: (j) => deps.webhooks.deliver(j),
       });

@@ -14,6 +14,11 @@ export interface RunJob {
   admittedTokens?: number;
   /** The accepting request's trace context (tracing on): the run continues its trace. */
   trace?: TraceContext;
+  /**
+   * Set on a background response of the Responses API (`background: true`; `channelId` is then the
+   * response id): its own handler runs it (gateway/src/background, which validates this shape).
+   */
+  response?: Record<string, unknown>;
 }
 
 /** A pipeline workflow's timer: its callback window closes, or (test mode) its simulated backend answers. */

@@ -9,4 +9,6 @@ export const CONVERSATION_KEYS = {
   conversation: (projectId: string, id: string): string => `${tag(projectId)}:conversation:${id}`,
   /** List: the conversation's items as JSON, oldest first. */
   items: (projectId: string, id: string): string => `${tag(projectId)}:conversation:${id}:items`,
+  /** String: the token of the request holding the conversation's turn lock, expiring unless renewed. */
+  lock: (projectId: string, id: string): string => `${tag(projectId)}:conversation:${id}:lock`,
 } as const;

@@ -70,6 +70,29 @@ export class MemoryConversationStore implements ConversationStore {
     return 'deleted';
   }
 
+  /** Turn locks: token and expiry, by conversation. */
+  readonly #locks = new Map<string, { token: string; expiresAt: number }>();
+
+  async tryLock(projectId: string, id: string, token: string, ttlMs: number): Promise<boolean> {
+    const key = `${projectId}\n${id}`;
+    const held = this.#locks.get(key);
+    if (held && held.expiresAt > this.#now()) return false;
+    this.#locks.set(key, { token, expiresAt: this.#now() + ttlMs });
+    return true;
+  }
+
+  async renewLock(projectId: string, id: string, token: string, ttlMs: number): Promise<boolean> {
+    const held = this.#locks.get(`${projectId}\n${id}`);
+    if (held?.token !== token || held.expiresAt <= this.#now()) return false;
+    held.expiresAt = this.#now() + ttlMs;
+    return true;
+  }
+
+  async unlock(projectId: string, id: string, token: string): Promise<void> {
+    const key = `${projectId}\n${id}`;
+    if (this.#locks.get(key)?.token === token) this.#locks.delete(key);
+  }
+
   async delete(projectId: string, id: string): Promise<boolean> {
     const live = this.#live(projectId, id) !== undefined;
     this.#held.delete(`${projectId}\n${id}`);

@@ -10,6 +10,12 @@ import {
 
 const px = (ttlMs: number): number => Math.max(1, Math.round(ttlMs));
 
+/** Only the holder's token renews (ARGV[2] set: PEXPIRE) or frees (DEL) the lock. */
+const HOLDER = `
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+if ARGV[2] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
+return redis.call('DEL', KEYS[1])`;
+
 /**
  * Conversations in Redis: the object as a string and its items as a list, both under the project's
  * hash tag (one slot, so a MULTI covers both) and both expiring with the project's retention, pushed
@@ -87,6 +93,18 @@ export class RedisConversationStore implements ConversationStore {
     const json = list.find((j) => (JSON.parse(j) as ConversationItem).id === itemId);
     if (json === undefined) return 'no_item';
     return (await this.#redis.lrem(KEYS.items(projectId, id), 1, json)) > 0 ? 'deleted' : 'no_item';
+  }
+
+  async tryLock(projectId: string, id: string, token: string, ttlMs: number): Promise<boolean> {
+    return (await this.#redis.set(KEYS.lock(projectId, id), token, 'PX', px(ttlMs), 'NX')) === 'OK';
+  }
+
+  async renewLock(projectId: string, id: string, token: string, ttlMs: number): Promise<boolean> {
+    return (await this.#redis.eval(HOLDER, 1, KEYS.lock(projectId, id), token, String(px(ttlMs)))) === 1;
+  }
+
+  async unlock(projectId: string, id: string, token: string): Promise<void> {
+    await this.#redis.eval(HOLDER, 1, KEYS.lock(projectId, id), token);
   }
 
   async delete(projectId: string, id: string): Promise<boolean> {

@@ -37,4 +37,12 @@ export interface ConversationStore {
   deleteItem(projectId: string, id: string, itemId: string): Promise<ItemDeleted>;
   /** True when something was deleted. */
   delete(projectId: string, id: string): Promise<boolean>;
+  /**
+   * The turn lock (conversations/lock.ts): taken when free (true), kept with `renewLock` while its
+   * holder lives, given back with `unlock`; each only for the holder's `token`, so an expired holder
+   * never renews or frees a lock another request took since.
+   */
+  tryLock(projectId: string, id: string, token: string, ttlMs: number): Promise<boolean>;
+  renewLock(projectId: string, id: string, token: string, ttlMs: number): Promise<boolean>;
+  unlock(projectId: string, id: string, token: string): Promise<void>;
 }

@@ -96,7 +96,7 @@ export const responsesUsage = (u: Usage | undefined): Record<string, unknown> | 
 
 const INCOMPLETE: Record<string, string> = { length: 'max_output_tokens', content_filter: 'content_filter' };
 
-export type ResponseStatus = 'in_progress' | 'completed' | 'incomplete' | 'failed';
+export type ResponseStatus = 'queued' | 'in_progress' | 'completed' | 'incomplete' | 'failed' | 'cancelled';
 
 /** The Response object, in OpenAI's shape, for any state of the response. */
 export function responseObject(
@@ -117,7 +117,7 @@ export function responseObject(
     object: 'response',
     created_at: echo.createdAt,
     status: state.status,
-    background: false,
+    background: b.background === true,
     error: state.error ?? null,
     incomplete_details: incomplete ? { reason: incomplete } : null,
     instructions: b.instructions ?? null,
@@ -140,7 +140,7 @@ export function responseObject(
     top_p: b.top_p ?? 1,
     truncation: b.truncation ?? 'disabled',
     // Absent rather than null where the spec types the field as an object or a string.
-    usage: state.status === 'in_progress' ? undefined : responsesUsage(state.usage),
+    usage: responsesUsage(state.usage),
     user: b.user ?? undefined,
     metadata: b.metadata ?? {},
   };

@@ -39,6 +39,7 @@ const COMPAT_TYPE: Record<ErrorCode, string> = {
   session_not_found: 'invalid_request_error',
   response_not_found: 'invalid_request_error',
   conversation_not_found: 'invalid_request_error',
+  conversation_locked: 'invalid_request_error',
   payload_too_large: 'invalid_request_error',
   unsupported_media_type: 'invalid_request_error',
   not_found: 'invalid_request_error',

@@ -18,6 +18,7 @@ export type ErrorCode =
   | 'session_not_found'
   | 'response_not_found'
   | 'conversation_not_found'
+  | 'conversation_locked'
   | 'payload_too_large'
   | 'unsupported_media_type'
   | 'not_found'
@@ -51,6 +52,7 @@ export const STATUS_OF: Record<ErrorCode, number> = {
   session_not_found: 422,
   response_not_found: 404,
   conversation_not_found: 404,
+  conversation_locked: 409,
   payload_too_large: 413,
   unsupported_media_type: 415,
   not_found: 404,

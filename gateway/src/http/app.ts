@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import type { AsyncJobs } from '../async/jobs.ts';
 import { authenticate, credentialOf, requireScope } from '../auth/authenticate.ts';
 import type { CookieAuthenticator } from '../auth/session.ts';
+import type { BackgroundResponses } from '../background/service.ts';
 import type { ConsoleBackend } from '../console/backend.ts';
 import { consoleRoutes } from '../console/routes.ts';
 import type { ConversationStore } from '../conversations/types.ts';
@@ -19,6 +20,7 @@ import type { RuntimeState } from '../state/types.ts';
 import type { StoredResponseStore } from '../stored-responses/types.ts';
 import type { Tracing } from '../tracing/types.ts';
 import { asyncRoutes } from './async-routes.ts';
+import { compactRoute } from './compact-route.ts';
 import { compatRoutes } from './compat-routes.ts';
 import { conversationsRoutes } from './conversations-routes.ts';
 import './context.ts';
@@ -52,6 +54,10 @@ export interface GatewayAppOptions {
   jobs: AsyncJobs;
   sessions: SessionStore;
   storedResponses: StoredResponseStore;
+  /** What POST /v1/responses/compact's summary call runs through (limits and caps, no cache or sessions). */
+  compaction?: Pipeline;
+  /** Background responses (`background: true` on POST /v1/responses). */
+  background: BackgroundResponses;
   conversations: ConversationStore;
   /** Wall clock for request-log times and usage buckets (tests inject one). */
   now: () => number;
@@ -170,10 +176,11 @@ export function buildGatewayApp(opts: GatewayAppOptions): FastifyInstance {
       async (scoped) => {
         nativeRoutes(scoped, pipeline);
         compatRoutes(scoped, pipeline);
-        responsesRoutes(scoped, pipeline, opts.storedResponses, now, opts.conversations);
+        responsesRoutes(scoped, pipeline, opts.storedResponses, now, opts.conversations, opts.background);
         conversationsRoutes(scoped, opts.conversations, now);
         inputTokensRoute(scoped, opts.storedResponses, opts.conversations);
         evaluateRoute(scoped);
+        compactRoute(scoped, opts.compaction ?? pipeline, opts.storedResponses);
         messagesRoutes(scoped, pipeline);
         readRoutes(scoped, state, now);
         sessionRoutes(scoped, opts.sessions);

@@ -1,6 +1,9 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { BackgroundResponses } from '../background/service.ts';
+import { lockConversation } from '../conversations/lock.ts';
 import {
   continuedConversation,
+  conversationIdOf,
   conversationNotFound,
   guarded,
   oneContinuation,
@@ -13,14 +16,14 @@ import { GatewayError } from '../errors/index.ts';
 import { maskStored } from '../guardrails/values.ts';
 import type { Pipeline } from '../pipeline/run.ts';
 import { LIMITS } from '../requests/limits.ts';
-import { unsupported } from '../requests/param-rules.ts';
 import { inputItemsQuery, responseIdParams, responsesBody } from '../requests/responses-schema.ts';
 import { newId, rejectResponsesParams, responsesToNative } from '../requests/responses-translate.ts';
 import { parseBody } from '../requests/zod-error.ts';
 import { assistantTurn, conversationOf } from '../stored-responses/record.ts';
 import type { StoredResponse, StoredResponseStore } from '../stored-responses/types.ts';
+import { backgroundRoutes, readQuery } from './background-routes.ts';
 import { compatibleAuth } from './compatible-switch.ts';
-import { serve } from './context.ts';
+import { exchangeOf, serve } from './context.ts';
 
 const DAY_MS = 86_400_000;
 /** Names the hosted tools a workflow's policy left out of the request, so omitting is never silent. */
@@ -47,6 +50,7 @@ export function responsesRoutes(
   store: StoredResponseStore,
   now: () => number,
   conversations: ConversationStore,
+  background: BackgroundResponses,
 ): void {
   const create = async (req: FastifyRequest, reply: FastifyReply): Promise<unknown> => {
     const auth = compatibleAuth(req);
@@ -54,6 +58,16 @@ export function responsesRoutes(
     const body = parseBody(responsesBody, req.body);
     const projectId = auth.project.config.id;
     oneContinuation(body);
+    // One turn at a time per conversation, from reading its items until this answer has gone out.
+    if (body.conversation && !body.background) {
+      const unlock = await lockConversation(conversations, projectId, conversationIdOf(body.conversation));
+      // A client gone while it waited: its turn is not taken.
+      if (reply.raw.closed) {
+        await unlock();
+        return reply;
+      }
+      reply.raw.once('close', () => void unlock());
+    }
     const conversation = body.conversation
       ? await continuedConversation(conversations, projectId, body.conversation)
       : undefined;
@@ -86,6 +100,21 @@ export function responsesRoutes(
     // What is kept in the client's words is masked by the project's guardrails, like the request.
     const mask = <T>(value: T): T => maskStored(auth.project, body.model, auth.key.keyId, value);
     const retentionMs = auth.project.config.storedResponses.retentionDays * DAY_MS;
+    if (body.background) {
+      const queued = await background.accept({
+        ex: exchangeOf(req, reply, 'responses', 'accept'),
+        body,
+        turn,
+        echo,
+        history: conversation?.history ?? (previous && !previous.sessionId ? conversationOf(previous) : []),
+        sessionId: previous?.sessionId,
+        conversationId: conversation?.id,
+        retentionMs,
+      });
+      req.logAs = { channelId: echo.id };
+      if (body.stream) return background.follow(reply, projectId, echo.id, -1);
+      return reply.send(queued);
+    }
     // The turn joins its conversation before the answer goes out, so any process continues from it.
     const appended = async (response: Record<string, unknown>): Promise<void> => {
       if (!conversation) return;
@@ -146,11 +175,13 @@ export function responsesRoutes(
     create,
   );
   // Reads are not requests to a workflow: no request-log entry, like GET /v1/sessions/{id}.
-  app.get('/responses/:id', { config: { scope: 'ai' } }, async (req) => {
-    if ((req.query as { stream?: unknown }).stream === 'true')
-      throw unsupported('stream', 'Streaming a stored response back is not supported.');
-    return (await stored(req)).response;
+  app.get('/responses/:id', { config: { scope: 'ai' } }, async (req, reply) => {
+    const q = readQuery(req.query);
+    const record = await stored(req);
+    if (q.stream !== 'true') return record.response;
+    return background.stream(reply, compatibleAuth(req).project.config.id, record, q.starting_after ?? -1);
   });
+  backgroundRoutes(app, stored, background);
   app.delete('/responses/:id', { config: { scope: 'ai' } }, async (req) => {
     const auth = compatibleAuth(req);
     const { id } = parseBody(responseIdParams, req.params);

@@ -81,12 +81,20 @@ const customToolCallOutputItem = functionCallOutputItem.extend({
   type: z.literal('custom_tool_call_output'),
 });
 
+/** The item POST /v1/responses/compact returns, sent back as input: its summary replaces the turns it compacted. */
+const compactionItem = z.object({
+  type: z.literal('compaction'),
+  id: z.string().max(256).nullish(),
+  encrypted_content: z.string().min(1).max(20_971_520),
+});
+
 export const ITEM_TYPES = [
   'message',
   'function_call',
   'function_call_output',
   'custom_tool_call',
   'custom_tool_call_output',
+  'compaction',
 ] as const;
 
 /** The schema of each input item type; items are checked one by one so errors name their place. */
@@ -96,6 +104,7 @@ export const INPUT_ITEMS = {
   function_call_output: functionCallOutputItem,
   custom_tool_call: customToolCallItem,
   custom_tool_call_output: customToolCallOutputItem,
+  compaction: compactionItem,
 } as const;
 export const inputItem = z.union([
   messageItem,
@@ -103,6 +112,7 @@ export const inputItem = z.union([
   functionCallOutputItem,
   customToolCallItem,
   customToolCallOutputItem,
+  compactionItem,
 ]);
 export type ResponsesInputItem = z.infer<typeof inputItem>;
 
@@ -135,7 +145,6 @@ const textFormat = z.discriminatedUnion('type', [
 /** Parameters the surface refuses when they ask for something (any value but absent, null or false). */
 export const RESPONSES_REFUSED = [
   'access_programs',
-  'background',
   'context_management',
   'image',
   'max_tool_calls',
@@ -186,6 +195,8 @@ export const responsesBody = z.object({
     })
     .nullish(),
   stream: z.boolean().nullish(),
+  /** Run as a job: answered at once with the queued response, polled, cancellable (gateway/src/background). */
+  background: z.boolean().nullish(),
   user: z.string().max(256).nullish(),
   service_tier: z.string().min(1).max(32).nullish(),
   truncation: z.enum(['auto', 'disabled']).nullish(),

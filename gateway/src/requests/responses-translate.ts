@@ -1,6 +1,7 @@
 import { randomHex } from '../domain/ids.ts';
 import { GatewayError } from '../errors/index.ts';
 import type { ChatMessage, ContentPart, ToolCall } from '../providers/types.ts';
+import { compactionMessage } from './compaction.ts';
 import type { NativeBody } from './native-schema.ts';
 import { paramRules, refusedWhenSet, refuseParams, unsupported } from './param-rules.ts';
 import {
@@ -44,6 +45,7 @@ export const RESPONSES_MAPPED = [
   'previous_response_id',
   'conversation',
   'stream',
+  'background',
   'user',
   'service_tier',
   'truncation',
@@ -223,13 +225,22 @@ export function toMessages(
       lastWasAssistant = false;
       return;
     }
-    if (item.role !== 'assistant' && pending.size > 0) {
+    const role = item.type === 'compaction' ? 'user' : item.role;
+    if (role !== 'assistant' && pending.size > 0) {
       const [id] = pending.keys();
       throw new GatewayError(
         'invalid_request',
         `No function_call_output for call_id "${id}": send each function call's output before the next message.`,
         { param: where },
       );
+    }
+    if (item.type === 'compaction') {
+      out.push({
+        role: 'user',
+        content: compactionMessage(item.encrypted_content, `${where}.encrypted_content`),
+      });
+      lastWasAssistant = false;
+      return;
     }
     const content = contentOf(item.content, item.role, where);
     out.push({ role: item.role, content });
@@ -253,6 +264,8 @@ export function storedItems(items: ResponsesInputItem[]): StoredItem[] {
         output: item.output,
         status: item.status ?? 'completed',
       };
+    if (item.type === 'compaction')
+      return { type: 'compaction', id: item.id ?? newId('cmp'), encrypted_content: item.encrypted_content };
     const content =
       typeof item.content === 'string'
         ? [{ type: item.role === 'assistant' ? 'output_text' : 'input_text', text: item.content }]

@@ -7,4 +7,6 @@ const tag = (projectId: string): string => `switchyard:{p:${projectId}}`;
 export const STORED_RESPONSE_KEYS = {
   /** String: the StoredResponse JSON, expiring with the project's retention. */
   response: (projectId: string, id: string): string => `${tag(projectId)}:response:${id}`,
+  /** List: a background streamed response's events, in sequence_number order. */
+  events: (projectId: string, id: string): string => `${tag(projectId)}:response:${id}:events`,
 } as const;

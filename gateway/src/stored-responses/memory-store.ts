@@ -5,6 +5,11 @@ interface Held {
   expiresAt: number;
 }
 
+interface Log {
+  events: string[];
+  expiresAt: number;
+}
+
 /** Sweep expired responses every this many writes, so an embedded gateway's memory stays bounded. */
 const SWEEP_EVERY = 256;
 
@@ -14,6 +19,7 @@ const SWEEP_EVERY = 256;
  */
 export class MemoryStoredResponseStore implements StoredResponseStore {
   readonly #held = new Map<string, Held>();
+  readonly #logs = new Map<string, Log>();
   readonly #now: () => number;
   #writes = 0;
 
@@ -40,14 +46,45 @@ export class MemoryStoredResponseStore implements StoredResponseStore {
     return JSON.parse(held.json) as StoredResponse;
   }
 
+  async transition(projectId: string, record: StoredResponse, from: readonly string[]): Promise<boolean> {
+    const current = await this.get(projectId, record.id);
+    if (!current || !from.includes(String(current.response.status))) return false;
+    const held = this.#held.get(`${projectId}\n${record.id}`) as Held;
+    held.json = JSON.stringify(record);
+    return true;
+  }
+
   async delete(projectId: string, id: string): Promise<boolean> {
     const live = (await this.get(projectId, id)) !== undefined;
     this.#held.delete(`${projectId}\n${id}`);
+    this.#logs.delete(`${projectId}\n${id}`);
     return live;
+  }
+
+  async appendEvents(projectId: string, id: string, events: string[], ttlMs: number): Promise<void> {
+    const key = `${projectId}\n${id}`;
+    const log = this.#live(key) ?? { events: [], expiresAt: 0 };
+    log.events.push(...events);
+    log.expiresAt = this.#now() + ttlMs;
+    this.#logs.set(key, log);
+  }
+
+  async events(projectId: string, id: string, from: number): Promise<string[]> {
+    return this.#live(`${projectId}\n${id}`)?.events.slice(Math.max(0, from)) ?? [];
+  }
+
+  #live(key: string): Log | undefined {
+    const log = this.#logs.get(key);
+    if (log && log.expiresAt <= this.#now()) {
+      this.#logs.delete(key);
+      return undefined;
+    }
+    return log;
   }
 
   #sweep(): void {
     const now = this.#now();
     for (const [key, held] of this.#held) if (held.expiresAt <= now) this.#held.delete(key);
+    for (const [key, log] of this.#logs) if (log.expiresAt <= now) this.#logs.delete(key);
   }
 }

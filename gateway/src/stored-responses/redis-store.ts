@@ -3,8 +3,29 @@ import { STORED_RESPONSE_KEYS } from './keys.ts';
 import { type StoredResponse, type StoredResponseStore, storedResponse } from './types.ts';
 
 /**
+ * Compare-and-set on the stored JSON's `response.status`: ARGV[1] is the new record, ARGV[2..] the
+ * statuses it may replace. The caller builds the record, so nothing is re-encoded here.
+ */
+const TRANSITION = `
+local cur = redis.call('GET', KEYS[1])
+if not cur then return 0 end
+local ok, doc = pcall(cjson.decode, cur)
+if not ok or type(doc.response) ~= 'table' then return 0 end
+local status = doc.response.status
+for i = 2, #ARGV do
+  if ARGV[i] == status then
+    redis.call('SET', KEYS[1], ARGV[1], 'KEEPTTL')
+    return 1
+  end
+end
+return 0`;
+
+const px = (ttlMs: number): number => Math.max(1, Math.round(ttlMs));
+
+/**
  * Stored responses in Redis: one string per response with the project's retention as its TTL, so
- * every gateway process on the same Redis reads a response the moment its write returns.
+ * every gateway process on the same Redis reads a response the moment its write returns. A
+ * background streamed response's events are a list beside it, under the same hash tag.
  */
 export class RedisStoredResponseStore implements StoredResponseStore {
   readonly #redis: StateClient;
@@ -18,7 +39,7 @@ export class RedisStoredResponseStore implements StoredResponseStore {
       STORED_RESPONSE_KEYS.response(projectId, record.id),
       recordJson(record, responseJson),
       'PX',
-      Math.max(1, Math.round(ttlMs)),
+      px(ttlMs),
     );
   }
 
@@ -28,8 +49,33 @@ export class RedisStoredResponseStore implements StoredResponseStore {
     return storedResponse.parse(JSON.parse(json));
   }
 
+  async transition(projectId: string, record: StoredResponse, from: readonly string[]): Promise<boolean> {
+    const key = STORED_RESPONSE_KEYS.response(projectId, record.id);
+    return (await this.#redis.eval(TRANSITION, 1, key, JSON.stringify(record), ...from)) === 1;
+  }
+
   async delete(projectId: string, id: string): Promise<boolean> {
-    return (await this.#redis.del(STORED_RESPONSE_KEYS.response(projectId, id))) > 0;
+    const [n] = await Promise.all([
+      this.#redis.del(STORED_RESPONSE_KEYS.response(projectId, id)),
+      this.#redis.del(STORED_RESPONSE_KEYS.events(projectId, id)),
+    ]);
+    return n > 0;
+  }
+
+  async appendEvents(projectId: string, id: string, events: string[], ttlMs: number): Promise<void> {
+    if (events.length === 0) return;
+    const key = STORED_RESPONSE_KEYS.events(projectId, id);
+    const replies =
+      (await this.#redis
+        .multi()
+        .rpush(key, ...events)
+        .pexpire(key, px(ttlMs))
+        .exec()) ?? [];
+    for (const [err] of replies) if (err) throw err;
+  }
+
+  async events(projectId: string, id: string, from: number): Promise<string[]> {
+    return this.#redis.lrange(STORED_RESPONSE_KEYS.events(projectId, id), Math.max(0, from), -1);
   }
 }
 

@@ -15,6 +15,8 @@ export const storedResponse = z.object({
   conversation: z.array(z.record(z.string(), z.unknown())),
   /** The session the response was answered in (session-memory workflows): the next turn continues it. */
   sessionId: z.string().optional(),
+  /** Set on a background response (`background: true`): run as a job, cancellable, streamed from its event log when `stream`. */
+  background: z.object({ stream: z.boolean() }).optional(),
 });
 export type StoredResponse = z.infer<typeof storedResponse>;
 
@@ -26,6 +28,16 @@ export interface StoredResponseStore {
    */
   put(projectId: string, record: StoredResponse, ttlMs: number, responseJson?: string): Promise<void>;
   get(projectId: string, id: string): Promise<StoredResponse | undefined>;
-  /** True when something was deleted. */
+  /**
+   * Replaces the record, keeping its expiry, only while its response's status is one of `from`; false
+   * when it is not (or the record is gone). Background responses change state this way, so of a
+   * finishing job and a cancel exactly one wins.
+   */
+  transition(projectId: string, record: StoredResponse, from: readonly string[]): Promise<boolean>;
+  /** True when something was deleted (its event log goes with it). */
   delete(projectId: string, id: string): Promise<boolean>;
+  /** Appends stream events (JSON strings) to a background response's event log, which expires after `ttlMs`. */
+  appendEvents(projectId: string, id: string, events: string[], ttlMs: number): Promise<void>;
+  /** The event log from index `from` on (the index is the event's sequence_number). */
+  events(projectId: string, id: string, from: number): Promise<string[]>;
 }

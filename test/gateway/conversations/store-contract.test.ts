@@ -104,6 +104,23 @@ function contract(name: string, setup: () => Promise<Backend>): void {
       expect(await b.store.items('team.a', c.id)).toBeUndefined();
     });
 
+    it('the turn lock: one holder at a time; only its token renews or frees it; it expires', async () => {
+      const id = `conv_${randomUUID()}`;
+      expect(await b.store.tryLock('team.a', id, 't1', 60_000)).toBe(true);
+      expect(await b.store.tryLock('team.a', id, 't2', 60_000)).toBe(false);
+      expect(await b.store.tryLock('team.b', id, 't2', 60_000)).toBe(true);
+      expect(await b.store.renewLock('team.a', id, 't2', 60_000)).toBe(false);
+      expect(await b.store.renewLock('team.a', id, 't1', 60_000)).toBe(true);
+      await b.store.unlock('team.a', id, 't2');
+      expect(await b.store.tryLock('team.a', id, 't3', 60_000)).toBe(false);
+      await b.store.unlock('team.a', id, 't1');
+      expect(await b.store.tryLock('team.a', id, 't3', 50)).toBe(true);
+      if (b.client) await new Promise((res) => setTimeout(res, 120));
+      else b.clock.now += 100;
+      expect(await b.store.renewLock('team.a', id, 't3', 60_000)).toBe(false);
+      expect(await b.store.tryLock('team.a', id, 't4', 60_000)).toBe(true);
+    });
+
     it('expires after the retention, pushed back by each write', async () => {
       const c = conversation();
       await b.store.create('team.a', c, [message('m1', 'one')], 30 * DAY);

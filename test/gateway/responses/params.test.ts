@@ -222,7 +222,8 @@ const CASES: Case[] = [
     expect: { ...openais({}), anthropic: sent(), gemini: sent() },
   },
 ];
-const COVERED_BELOW = ['stream', 'previous_response_id', 'conversation'];
+// background: test/gateway/responses/background.test.ts.
+const COVERED_BELOW = ['stream', 'previous_response_id', 'conversation', 'background'];
 
 describe('every parameter of the Responses schema is accounted for', () => {
   it('each key is mapped or refused, never both, and each mapped key has a case', () => {
@@ -266,7 +267,6 @@ describe.each(CASES)('$name', (c) => {
 describe('refused by the surface: 400 unsupported_parameter naming it, nothing sent', () => {
   const SAMPLES: Record<(typeof RESPONSES_REFUSED)[number], unknown> = {
     access_programs: { cyber: 'standard' },
-    background: true,
     context_management: [{ type: 'compaction' }],
     image: { size: '1024x1024' },
     max_tool_calls: 3,

@@ -83,6 +83,37 @@ function contract(name: string, setup: () => Promise<Backend>): void {
       expect(await b.store.get('team.a', r.id)).toBeUndefined();
     });
 
+    it('transition replaces a record only from the statuses named, keeping its expiry', async () => {
+      const r = { ...record(), response: { id: 'x', status: 'queued' } };
+      await b.store.put('team.a', r, 60_000);
+      const running = { ...r, response: { ...r.response, status: 'in_progress' } };
+      expect(await b.store.transition('team.a', running, ['queued'])).toBe(true);
+      const done = { ...r, response: { ...r.response, status: 'completed' } };
+      expect(await b.store.transition('team.a', done, ['queued'])).toBe(false);
+      expect((await b.store.get('team.a', r.id))?.response.status).toBe('in_progress');
+      expect(await b.store.transition('team.a', done, ['queued', 'in_progress'])).toBe(true);
+      expect(await b.store.get('team.a', r.id)).toEqual(done);
+      expect(await b.store.transition('team.b', done, ['completed'])).toBe(false);
+      expect(await b.store.transition('team.a', { ...done, id: 'resp_none' }, ['completed'])).toBe(false);
+      if (b.client) {
+        const ttl = await b.client.pttl(STORED_RESPONSE_KEYS.response('team.a', r.id));
+        expect(ttl).toBeGreaterThan(50_000);
+      }
+    });
+
+    it('the event log: appended in order, read from an index, deleted with the record', async () => {
+      const r = record();
+      await b.store.put('team.a', r, 60_000);
+      await b.store.appendEvents('team.a', r.id, ['e0', 'e1'], 60_000);
+      await b.store.appendEvents('team.a', r.id, ['e2'], 60_000);
+      expect(await b.store.events('team.a', r.id, 0)).toEqual(['e0', 'e1', 'e2']);
+      expect(await b.store.events('team.a', r.id, 2)).toEqual(['e2']);
+      expect(await b.store.events('team.a', r.id, 3)).toEqual([]);
+      expect(await b.store.events('team.b', r.id, 0)).toEqual([]);
+      expect(await b.store.delete('team.a', r.id)).toBe(true);
+      expect(await b.store.events('team.a', r.id, 0)).toEqual([]);
+    });
+
     it('returns copies: changing a read record changes nothing stored', async () => {
       const r = record();
       await b.store.put('team.a', r, 60_000);

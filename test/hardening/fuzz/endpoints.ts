@@ -134,6 +134,7 @@ const RESPONSES: Record<string, unknown>[] = [
     text: { format: { type: 'json_schema', name: 'p', schema: PERSON } },
     store: false,
   },
+  { model: 'chat-wf', input: 'hello there', background: true, stream: true },
 ];
 
 const MESSAGES: Record<string, unknown>[] = [
@@ -484,6 +485,39 @@ export function endpoints(runs: number, channels: () => string[]): Endpoint[] {
           { model: 'claude-wf', conversation: 'conv_1', tools: RESPONSES[1]!.tools },
         ]),
         'ai',
+      ),
+    },
+    {
+      name: 'POST /v1/responses/compact',
+      surface: 'compat',
+      logged: true,
+      runs: Math.ceil(runs / 3),
+      call: post(
+        prefix.map((p) => `${p}/responses/compact`),
+        bodies([
+          { model: 'chat-wf', input: 'hello there', instructions: 'be brief' },
+          { model: 'claude-wf', input: [{ type: 'compaction', encrypted_content: 'sy1.e30' }] },
+        ]),
+        'ai',
+      ),
+    },
+    {
+      name: 'POST /v1/responses/{id}/cancel, GET /v1/responses/{id}?stream=true',
+      surface: 'compat',
+      logged: false,
+      runs: Math.ceil(runs / 3),
+      call: fc.oneof(
+        fc.record({
+          method: fc.constant('POST' as const),
+          path: fc.tuple(prefix, responseId).map(([p, id]) => `${p}/responses/${id}/cancel`),
+          credential: credential('ai'),
+        }),
+        get(
+          fc
+            .tuple(prefix, responseId, qs(['stream', 'starting_after', 'include_obfuscation']))
+            .map(([p, id, q]) => `${p}/responses/${id}${q}`),
+          'ai',
+        ),
       ),
     },
     {
