@@ -27,7 +27,7 @@ export function backgroundRoutes(
   background: BackgroundResponses,
 ): void {
   // Not a request to a workflow (the job it stops is logged): no request-log entry, like a read.
-  app.post('/responses/:id/cancel', { config: { scope: 'ai' } }, async (req) => {
+  app.post('/responses/:id/cancel', { config: { scope: 'ai', bodyOptional: true } }, async (req) => {
     const record = await stored(req);
     return background.cancel(compatibleAuth(req).project.config.id, record);
   });

@@ -33,6 +33,11 @@ declare module 'fastify' {
     surface?: HttpSurface;
     /** The key scope a route needs; routes without one are public (health, metrics). */
     scope?: ApiKeyScope;
+    /**
+     * The route's body is optional: an empty body labelled JSON is none (the Python SDK sends one on
+     * POST /responses/{id}/cancel), not invalid JSON.
+     */
+    bodyOptional?: boolean;
   }
 }
 

@@ -15,6 +15,10 @@ type Done = (err: Error | null, body?: unknown) => void;
 export function installJsonParsers(app: FastifyInstance, maxDepth: number): void {
   const parse = app.getDefaultJsonParser('error', 'error');
   const bounded = (req: FastifyRequest, body: string, done: Done): void => {
+    if (body.length === 0 && req.routeOptions.config.bodyOptional === true) {
+      done(null, undefined);
+      return;
+    }
     if (jsonTooDeep(body, maxDepth)) {
       done(
         new GatewayError(

@@ -32,14 +32,22 @@ export function webhookRoutes(app: FastifyInstance, webhooks: WebhookDispatcher)
       disabled_endpoints: await store().disabledEndpoints(projectId),
     };
   });
-  app.post('/webhooks/dead-letters/replay', { config: { scope: 'console' } }, async (req) => {
-    const body = parseBody(replayBody, req.body ?? {});
-    return { replayed: await webhooks.replaySince(authOf(req).project.config.id, body.since) };
-  });
-  app.post('/webhooks/dead-letters/:id/replay', { config: { scope: 'console' } }, async (req) => {
-    const id = (req.params as { id: string }).id;
-    if (!(await webhooks.replay(authOf(req).project.config.id, id)))
-      throw new GatewayError('not_found', `No dead letter ${id} in this project.`);
-    return { replayed: 1, id };
-  });
+  app.post(
+    '/webhooks/dead-letters/replay',
+    { config: { scope: 'console', bodyOptional: true } },
+    async (req) => {
+      const body = parseBody(replayBody, req.body ?? {});
+      return { replayed: await webhooks.replaySince(authOf(req).project.config.id, body.since) };
+    },
+  );
+  app.post(
+    '/webhooks/dead-letters/:id/replay',
+    { config: { scope: 'console', bodyOptional: true } },
+    async (req) => {
+      const id = (req.params as { id: string }).id;
+      if (!(await webhooks.replay(authOf(req).project.config.id, id)))
+        throw new GatewayError('not_found', `No dead letter ${id} in this project.`);
+      return { replayed: 1, id };
+    },
+  );
 }

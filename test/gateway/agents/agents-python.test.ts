@@ -76,6 +76,7 @@ const sessionRun = z.object({
   calls: z.array(z.string()),
   item_types: z.array(z.string()),
 });
+const backgroundRun = z.object({ id: z.string(), statuses: z.array(z.string()), output_text: z.string() });
 const previousRun = z.object({
   first_response: z.string(),
   second_response: z.string(),
@@ -122,4 +123,20 @@ describe('OpenAI Agents SDK for Python, default settings, one tool', () => {
     const third = sim.requests()[2]!.body as { messages: unknown[] };
     expect(third.messages.length).toBeGreaterThanOrEqual(5);
   }, 90_000);
+});
+
+describe('the official openai SDK for Python: background responses', () => {
+  it('a background response polled to completion', async () => {
+    const r = backgroundRun.parse(await python('background', 'agent-openai'));
+    expect(r.statuses[0]).toBe('queued');
+    expect(r.statuses.at(-1)).toBe('completed');
+    expect(r.output_text).toContain('Simulated');
+  }, 60_000);
+
+  it('a background response cancelled while its provider call hangs', async () => {
+    sim.addFault({ match: { provider: 'openai' }, hang: true, times: 1 });
+    const r = backgroundRun.parse(await python('cancel', 'agent-openai'));
+    expect(r.statuses).toEqual(['queued', 'cancelled']);
+    expect(r.output_text).toBe('');
+  }, 60_000);
 });
