@@ -70,12 +70,11 @@ export function interleavedFigures(r: BenchResult) {
       hit: none,
       ttft: none,
       ptTtft: none,
-      responses: surface,
-      messages: surface,
+      surfaces: { 'gateway responses': surface, 'gateway messages': surface, 'gateway guarded': surface },
     };
   }
   const streams = ttftOverhead(x);
-  const overChat = (name: 'gateway responses' | 'gateway messages') => ({
+  const overChat = (name: 'gateway responses' | 'gateway messages' | 'gateway guarded') => ({
     p50: roundAddedRatio(x, name, 'gateway compat', 'p50').median,
     cpu: roundRatio(x, name, 'gateway compat', (w) => w.cpuPerRequestUs).median,
   });
@@ -88,7 +87,10 @@ export function interleavedFigures(r: BenchResult) {
     hit: roundDifference(x, 'gateway cache hit', 'direct', 'p50').median,
     ttft: streams.overhead,
     ptTtft: streams.passthroughOverhead,
-    responses: overChat('gateway responses'),
-    messages: overChat('gateway messages'),
+    surfaces: {
+      'gateway responses': overChat('gateway responses'),
+      'gateway messages': overChat('gateway messages'),
+      'gateway guarded': overChat('gateway guarded'),
+    },
   };
 }

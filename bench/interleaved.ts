@@ -41,6 +41,7 @@ export const INTERLEAVED_TARGETS = [
   'gateway compat',
   'gateway responses',
   'gateway messages',
+  'gateway guarded',
   'portkey',
 ] as const;
 export type InterleavedTarget = (typeof INTERLEAVED_TARGETS)[number];
@@ -63,6 +64,7 @@ export const LATENCY_TARGETS = [
   'gateway cache hit',
   'gateway responses',
   'gateway messages',
+  'gateway guarded',
 ] as const;
 export type LatencyTarget = (typeof LATENCY_TARGETS)[number];
 
@@ -150,6 +152,7 @@ export async function measureInterleaved(sims: Sim[], o: InterleavedOptions): Pr
     const compat = surface(gateway, 'gateway compat');
     const responses = surface(gateway, 'gateway responses');
     const messages = surface(gateway, 'gateway messages');
+    const guarded = surface(gateway, 'gateway guarded');
     // The stateful pod's three surfaces are windows of their own, on the same process.
     const targets = [
       plain('passthrough', passthrough),
@@ -157,6 +160,7 @@ export async function measureInterleaved(sims: Sim[], o: InterleavedOptions): Pr
       plain('gateway compat', gateway, compat),
       plain('gateway responses', gateway, responses),
       plain('gateway messages', gateway, messages),
+      plain('gateway guarded', gateway, guarded),
       ...(portkey ? [plain('portkey', portkey)] : []),
     ];
     const direct = directTarget(sims).surfaces[0]!;
@@ -166,6 +170,7 @@ export async function measureInterleaved(sims: Sim[], o: InterleavedOptions): Pr
       { name: 'gateway cache hit', spec: surface(gateway, 'gateway cache hit').request(sim, false) },
       { name: 'gateway responses', spec: responses.request(sim, false) },
       { name: 'gateway messages', spec: messages.request(sim, false) },
+      { name: 'gateway guarded', spec: guarded.request(sim, false) },
     ];
     const streamed: { name: StreamTarget; spec: RequestSpec }[] = [
       { name: 'direct', spec: direct.request(sim, true) },

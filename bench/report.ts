@@ -1,5 +1,5 @@
 import { added, byName, f, rows, signed, ttftOverDirect } from './figures.ts';
-import { goalTable, SURFACE_GOALS } from './goals.ts';
+import { goalTable, SURFACE_GOALS, type SurfaceName } from './goals.ts';
 import {
   INTERLEAVED_TARGETS,
   LATENCY_TARGETS,
@@ -95,6 +95,7 @@ function interleavedRows(r: BenchResult): string[] {
       'gateway compat',
       true,
     ),
+    ...ratio('CPU per request, gateway guarded / gateway compat', 'gateway guarded', 'gateway compat', true),
     '',
   );
   if (x.latency?.length) {
@@ -122,7 +123,7 @@ function interleavedRows(r: BenchResult): string[] {
       diff('added p99, gateway compat − direct', 'gateway compat', 'p99'),
       diff('added p50, gateway cache hit − direct', 'gateway cache hit', 'p50'),
     );
-    for (const name of ['gateway responses', 'gateway messages'] as const) {
+    for (const name of ['gateway responses', 'gateway messages', 'gateway guarded'] as const) {
       const q = roundAddedRatio(x, name, 'gateway compat', 'p50');
       if (q.perRound.length)
         out.push(
@@ -158,15 +159,17 @@ function surfaceRows(r: BenchResult): string[] {
   const d0 = r.options.delays[0] ?? 0;
   const base = { p50: added(r, compat.s, d0, 'c1', 'p50'), cpu: compat.s.cpuPerRequestUs };
   const out: string[] = [];
-  for (const name of ['gateway responses', 'gateway messages'] as const) {
+  for (const name of Object.keys(SURFACE_GOALS) as SurfaceName[]) {
     const x = byName(r, name);
     if (!x) continue;
     const p50 = added(r, x.s, d0, 'c1', 'p50');
     const cpu = x.s.cpuPerRequestUs;
     const goal = SURFACE_GOALS[name];
     const ok = (v: number, limit: number) => (Number.isNaN(v) ? '?' : v <= limit ? '✅' : '❌');
+    const p50Goal =
+      goal.p50 === undefined ? '(reference)' : `${ok(p50 / base.p50, goal.p50)} (≤ ${goal.p50})`;
     out.push(
-      `| ${name} | ${f(p50, 3)} | ${f(base.p50, 3)} | ${f(p50 / base.p50)} ${ok(p50 / base.p50, goal.p50)} (≤ ${goal.p50}) | ${f(cpu, 0)} | ${f(base.cpu, 0)} | ${f(cpu / base.cpu)} ${ok(cpu / base.cpu, goal.cpu)} (≤ ${goal.cpu}) |`,
+      `| ${name} | ${f(p50, 3)} | ${f(base.p50, 3)} | ${f(p50 / base.p50)} ${p50Goal} | ${f(cpu, 0)} | ${f(base.cpu, 0)} | ${f(cpu / base.cpu)} ${ok(cpu / base.cpu, goal.cpu)} (≤ ${goal.cpu}) |`,
     );
   }
   if (!out.length) return [];
@@ -327,6 +330,6 @@ export function markdown(r: BenchResult): string {
   const g = goalTable(r);
   if (g.length) lines.push('## Goals', '', ...g, '');
   const sr = surfaceRows(r);
-  if (sr.length) lines.push('## Responses and Messages against chat completions', '', ...sr, '');
+  if (sr.length) lines.push('## Responses, Messages and guardrails against chat completions', '', ...sr, '');
   return lines.join('\n');
 }

@@ -138,6 +138,7 @@ export async function passthroughTarget(sims: Sim[]): Promise<Target> {
 
 const workflowName = (sim: Pick<Sim, 'delayMs'>) => `bench-chat-d${sim.delayMs}`;
 const cachedWorkflowName = (sim: Pick<Sim, 'delayMs'>) => `bench-cached-d${sim.delayMs}`;
+const guardedWorkflowName = (sim: Pick<Sim, 'delayMs'>) => `bench-guarded-d${sim.delayMs}`;
 
 /**
  * One Provider, one live Workflow (`bench-chat-d<delay>`), its cached twin and a primary-slot cap
@@ -193,6 +194,37 @@ spec:
   testMode: false
   responseCache:
     ttlSeconds: 3600
+`,
+    `apiVersion: switchyard.dev/v1alpha1
+kind: Workflow
+metadata:
+  name: ${guardedWorkflowName(sim)}
+  namespace: bench
+spec:
+  projectRef:
+    name: bench
+  description: The same chat behind a redacting guardrail; the bench measures what its checks cost.
+  requestType: chat
+  provider: sim-d${sim.delayMs}
+  model: gpt-4o-mini
+  testMode: false
+`,
+    `apiVersion: switchyard.dev/v1alpha1
+kind: Guardrail
+metadata:
+  name: ${guardedWorkflowName(sim)}-redact
+  namespace: bench
+spec:
+  projectRef:
+    name: bench
+  scope: workflows
+  workflowRefs:
+    - name: ${guardedWorkflowName(sim)}
+  rules:
+    - { name: cards, type: card, mode: redact }
+    - { name: phones, type: phone, mode: redact, regions: [US, GB, DE] }
+    - { name: emails, type: email, mode: redact }
+    - { name: secrets, type: secret, mode: redact }
 `,
     `apiVersion: switchyard.dev/v1alpha1
 kind: SpendCap
@@ -303,6 +335,15 @@ export async function gatewayTarget(
       }),
     }),
   };
+  // Chat completions on the twin workflow behind a redacting guardrail (cards, phones, e-mail, secrets).
+  const guarded: Surface = {
+    name: 'gateway guarded',
+    request: (sim, stream) => ({
+      url: `${origin}/v1/chat/completions`,
+      headers: gwAuth,
+      body: openaiBody(guardedWorkflowName(sim), stream),
+    }),
+  };
   // Every request after the warm-up's first is a hit: the answer comes from the cache, not the simulator.
   const cacheHit: Surface = {
     name: 'gateway cache hit',
@@ -332,7 +373,7 @@ export async function gatewayTarget(
       LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'warn',
     },
     compat.request(sims[0]!, false),
-    variant === 'stateless' ? [compat, native] : [compat, native, responses, messages, cacheHit],
+    variant === 'stateless' ? [compat, native] : [compat, native, responses, messages, guarded, cacheHit],
     opts.cgroup,
   );
 }
