@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import type { Pipeline } from '../pipeline/run.ts';
 import type { SnapshotStore } from '../snapshot/store.ts';
+import type { ConsoleWebReads } from './reads.ts';
 import { ConsoleSessions, type SessionLimits } from './sessions.ts';
 import type { ConsoleSessionStore } from './store.ts';
 
@@ -16,7 +17,11 @@ export interface ConsoleWebOptions {
   /** The path prefix the browser sees the gateway under; X-Forwarded-Prefix decides when unset. */
   basePath?: string | undefined;
   limits?: Partial<SessionLimits> | undefined;
+  /** How often the live tail reads the request log (default 1 s). */
+  tailPollMs?: number | undefined;
 }
+
+export type { ConsoleWebReads };
 
 export const consoleWebEnv = z.object({
   SWITCHYARD_CONSOLE_DIR: z.string().min(1).default('dist/console'),
@@ -42,15 +47,18 @@ export class ConsoleWeb {
   readonly #opts: ConsoleWebOptions;
   readonly #snapshots: SnapshotStore;
   readonly #now: () => number;
+  readonly #reads: ConsoleWebReads;
 
   constructor(
     store: ConsoleSessionStore,
     snapshots: SnapshotStore,
     now: () => number,
     opts: ConsoleWebOptions,
+    reads: ConsoleWebReads,
   ) {
     this.sessions = new ConsoleSessions(store, opts.limits);
     this.#opts = opts;
+    this.#reads = reads;
     this.#snapshots = snapshots;
     this.#now = now;
   }
@@ -67,6 +75,8 @@ export class ConsoleWeb {
           snapshots: this.#snapshots,
           now: this.#now,
           pipeline,
+          reads: this.#reads,
+          tailPollMs: this.#opts.tailPollMs,
         });
       },
       { prefix: '/console' },

@@ -7,8 +7,11 @@ import type { Pipeline } from '../pipeline/run.ts';
 import { invalidRequest } from '../requests/zod-error.ts';
 import type { SnapshotStore } from '../snapshot/store.ts';
 import { playgroundRoute } from './playground.ts';
+import type { ConsoleWebReads } from './reads.ts';
 import { basePathOf, type ConsoleSessions, SESSION_COOKIE, setSessionCookie } from './sessions.ts';
 import { type BundleFile, indexBundle, SECURITY_HEADERS } from './static.ts';
+import { tailRoute } from './tail.ts';
+import { viewRoutes } from './views.ts';
 
 export interface ConsoleWebRoutesOptions {
   dir: string;
@@ -17,6 +20,8 @@ export interface ConsoleWebRoutesOptions {
   snapshots: SnapshotStore;
   now: () => number;
   pipeline: Pipeline;
+  reads: ConsoleWebReads;
+  tailPollMs?: number | undefined;
 }
 
 const signIn = z.union([
@@ -72,6 +77,12 @@ export async function consoleWebRoutes(app: FastifyInstance, opts: ConsoleWebRou
   });
 
   playgroundRoute(app, opts.pipeline);
+  viewRoutes(app, { snapshots, guard: opts.reads.guard, now });
+  tailRoute(app, {
+    state: opts.reads.state,
+    now,
+    ...(opts.tailPollMs === undefined ? {} : { pollMs: opts.tailPollMs }),
+  });
 
   app.post('/api/session', async (req, reply) => {
     await sessions.attempt(req.ip);
