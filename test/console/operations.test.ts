@@ -225,6 +225,7 @@ describe('console operations pages', () => {
     expect(endpoints).toContain('disabled');
     const letter = w.page.locator('ol.letters li');
     expect(await letter.count()).toBe(1);
+    await w.page.screenshot({ path: screenshotPath('console-webhooks.png'), fullPage: true });
     await letter.locator('summary').click();
     // Inside the JSON payload, as the JSON text that was signed (its quotes escaped).
     expect(await letter.locator('pre.body').textContent()).toContain('<img src=x onerror=');
@@ -233,7 +234,6 @@ describe('console operations pages', () => {
       await w.page.emulateMedia({ colorScheme: scheme });
       expect(await accessibilityProblems(w.page), scheme).toEqual([]);
     }
-    await w.page.screenshot({ path: screenshotPath('console-webhooks.png'), fullPage: true });
 
     receiverStatus = 200;
     const before = receiver.deliveries.length;
