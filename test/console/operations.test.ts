@@ -115,7 +115,8 @@ async function clean(w: Watched): Promise<void> {
 beforeAll(async () => {
   await ensureBundle();
   [redis, sim, browser, receiver] = await Promise.all([
-    startRedis(),
+    // With an AOF, so the fault case's restart keeps what Redis held (sessions, logs, spend).
+    startRedis({ appendonly: true }),
     startSimulator(),
     launch(),
     startReceiver(WEBHOOK_SECRET, () => ({ status: receiverStatus })),
@@ -335,4 +336,58 @@ describe('console operations pages', () => {
     expect(got).toContain('"workflow":"chat"');
     expect(got).not.toContain('"bodies"');
   });
+
+  it('fault: Redis stops mid-tail; the tail says so and carries on, limits answer 503, and after the restart new entries arrive', async () => {
+    const ac = new AbortController();
+    const res = await fetch(`${gw.url}/console/api/logs/tail?workflow=other`, {
+      headers: { authorization: `Bearer ${OPS_KEY}` },
+      signal: ac.signal,
+    });
+    const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader();
+    let got = '';
+    // One read in flight at a time, collected as it lands (a read given up on would lose its chunk).
+    void (async () => {
+      for (;;) {
+        const r = await reader.read().catch(() => ({ done: true, value: undefined }));
+        if (r.done) return;
+        got += r.value ?? '';
+      }
+    })();
+    const read = (want: string, ms = 15_000) =>
+      until(async () => (got.includes(want) ? true : undefined), ms);
+    await read('event: open');
+
+    await redis.stop();
+    await read('event: unavailable');
+    const t0 = performance.now();
+    const limits = await getJson('/console/api/limits');
+    const answeredMs = performance.now() - t0;
+    expect(limits).toMatchObject({ status: 503, body: { error: 'service_unavailable' } });
+    const outages = got.split('event: unavailable').length - 1;
+
+    await redis.restart();
+    const t1 = performance.now();
+    const answer = await until(async () => {
+      const r = await fetch(`${gw.url}/v1/ai`, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify({
+          workflow: 'other',
+          messages: [{ role: 'user', content: 'after the restart' }],
+        }),
+      });
+      await r.arrayBuffer();
+      return (r.status === 200 && r.headers.get('x-service-request-log-id')) || undefined;
+    }, 20_000);
+    await read(answer, 20_000);
+    const arrivedMs = performance.now() - t1;
+    ac.abort();
+    console.log(
+      `[console fault] tail during the outage: ${outages} unavailable event(s), limits 503 in ${answeredMs.toFixed(0)} ms; ` +
+        `after the restart the new entry reached the tail ${arrivedMs.toFixed(0)} ms after Redis was back`,
+    );
+    expect(outages).toBeGreaterThanOrEqual(1);
+    expect(answeredMs).toBeLessThan(1000);
+    expect((await getJson('/console/api/limits')).status).toBe(200);
+  }, 60_000);
 });
