@@ -11,19 +11,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningRedis, startRedis } from '#devkit/redis';
 import { WEBHOOK_SECRET } from '../async/harness.ts';
 import { type RunningGateway, startGateway } from '../harness/gateway.ts';
-import { baseConfig, NO_AI_SCOPE_KEY, NS, PROJECT, secret, workflow } from '../harness/manifests.ts';
+import { NO_AI_SCOPE_KEY, NS, PROJECT } from '../harness/manifests.ts';
 import { type Simulator, startSimulator } from '../simulator/index.ts';
-import { spendCap } from '../spend/manifests.ts';
 import { startReceiver } from '../webhooks/receiver.ts';
 import { accessibilityProblems, launch, openPage, type Watched } from './browser.ts';
 import { CONSOLE_DIR, ensureBundle } from './bundle.ts';
 import { screenshotPath } from './helpers.ts';
-
-const OPS_KEY = 'sy_live_OperationsPagesKey0123456789abcdef';
-const OLD_OPS_KEY = 'sy_live_OperationsPagesOldKey0123456789ab';
-/** Within the simulator's 40 echoed characters: answers and webhook payloads carry it back. */
-const HOSTILE = '<img src=x onerror="window.__pwned=1">';
-const GRACE_END = new Date(Date.now() + 3_600_000).toISOString();
+import { HOSTILE, headers, manifests, OLD_OPS_KEY, OPS_KEY, until } from './operations-fixture.ts';
 
 let redis: RunningRedis;
 let sim: Simulator;
@@ -33,42 +27,6 @@ let receiver: Awaited<ReturnType<typeof startReceiver>>;
 let receiverStatus = 410;
 const opened: Watched[] = [];
 
-function manifests(simUrl: string, hookUrl: string): object[] {
-  return [
-    ...baseConfig(simUrl).map((o) =>
-      o.kind === 'Project' && o.metadata.name === PROJECT
-        ? {
-            ...o,
-            spec: {
-              rateLimit: { requestsPerMinute: 6000 },
-              webhooks: [{ url: hookUrl, secretRef: { name: 'hook-secret', key: 'secret' } }],
-              outboundFetch: { allowPrivateNetworks: true },
-            },
-          }
-        : o,
-    ),
-    secret('hook-secret', { secret: WEBHOOK_SECRET }),
-    // A key in its rotation's grace period: the new key and the previous one both work.
-    secret('ops-key', { apiKey: OPS_KEY, previousApiKey: OLD_OPS_KEY, previousValidUntil: GRACE_END }),
-    {
-      apiVersion: 'switchyard.dev/v1alpha1',
-      kind: 'ApiKey',
-      metadata: { name: 'ops', namespace: NS },
-      spec: {
-        projectRef: { name: PROJECT },
-        scopes: ['ai', 'console'],
-        secretRef: { name: 'ops-key', key: 'apiKey' },
-        rateLimit: { requestsPerMinute: 3000, tokensPerMinute: 900000 },
-      },
-    },
-    workflow('chat', { provider: 'oai', model: 'gpt-4o-mini' }),
-    workflow('other', { provider: 'claude', model: 'claude-haiku-4-5' }),
-    spendCap('project-daily', { period: 'daily', limitUsd: '5' }),
-    spendCap('chat-primary', { period: 'hourly', limitUsd: '0.0001', workflow: 'chat' }),
-  ];
-}
-
-const headers = { 'content-type': 'application/json', authorization: `Bearer ${OPS_KEY}` };
 const ask = (wf: string, content: string) =>
   fetch(`${gw.url}/v1/ai`, {
     method: 'POST',
@@ -79,15 +37,6 @@ const getJson = async (path: string, key = OPS_KEY) => {
   const r = await fetch(`${gw.url}${path}`, { headers: { authorization: `Bearer ${key}` } });
   return { status: r.status, body: (await r.json()) as Record<string, unknown> & { data: never[] } };
 };
-async function until<T>(probe: () => Promise<T | undefined>, ms = 10_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await probe();
-    if (v !== undefined) return v;
-    if (Date.now() > end) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 /** Signed in on the page `hash` (this gateway has no workflow backend, so not on the workflows page). */
 async function signedIn(hash: string, heading: string, scheme: 'light' | 'dark' = 'light'): Promise<Watched> {
@@ -104,6 +53,14 @@ async function visit(w: Watched, hash: string, heading: string): Promise<void> {
   await w.page.goto(`${gw.url}/console/#/${hash}`);
   await w.page.getByRole('heading', { name: heading, level: 1 }).waitFor();
   await w.page.locator('main p[aria-live="polite"]:has-text("Loading")').waitFor({ state: 'detached' });
+}
+
+/** axe's serious and critical findings, none allowed, in the light and the dark scheme. */
+async function bothSchemesAccessible(w: Watched): Promise<void> {
+  for (const scheme of ['light', 'dark'] as const) {
+    await w.page.emulateMedia({ colorScheme: scheme });
+    expect(await accessibilityProblems(w.page), scheme).toEqual([]);
+  }
 }
 
 async function clean(w: Watched): Promise<void> {
@@ -123,7 +80,7 @@ beforeAll(async () => {
   ]);
   gw = await startGateway(manifests(sim.url, receiver.url), {
     redisUrl: redis.url,
-    consoleWeb: { dir: CONSOLE_DIR, limits: { attempts: 1000 }, tailPollMs: 200 },
+    consoleWeb: { dir: CONSOLE_DIR, limits: { attempts: 1000 }, tailPollMs: 200, tailsPerProject: 4 },
   });
   for (let i = 0; i < 3; i++) await ask('chat', `hello ${i}`);
   await ask('other', HOSTILE);
@@ -183,7 +140,7 @@ describe('console operations pages', () => {
     expect(await w.page.locator('main table').nth(1).textContent()).toContain('900000');
     await visit(w, 'limits?scope=project', 'Spend and limits');
     expect(await w.page.locator('main table').first().locator('tbody tr').count()).toBe(1);
-    expect(await accessibilityProblems(w.page)).toEqual([]);
+    await bothSchemesAccessible(w);
     await clean(w);
   });
 
@@ -214,7 +171,7 @@ describe('console operations pages', () => {
     expect(await w.page.content()).not.toContain(OPS_KEY.slice(8));
     await visit(w, 'keys?state=rotating', 'API keys');
     expect(await w.page.locator('main tbody tr').count()).toBe(1);
-    expect(await accessibilityProblems(w.page)).toEqual([]);
+    await bothSchemesAccessible(w);
     await clean(w);
   });
 
@@ -231,10 +188,7 @@ describe('console operations pages', () => {
     // Inside the JSON payload, as the JSON text that was signed (its quotes escaped).
     expect(await letter.locator('pre.body').textContent()).toContain('<img src=x onerror=');
     expect(await letter.textContent()).toContain('410');
-    for (const scheme of ['light', 'dark'] as const) {
-      await w.page.emulateMedia({ colorScheme: scheme });
-      expect(await accessibilityProblems(w.page), scheme).toEqual([]);
-    }
+    await bothSchemesAccessible(w);
 
     receiverStatus = 200;
     const before = receiver.deliveries.length;
@@ -281,10 +235,8 @@ describe('console operations pages', () => {
     expect(await w.page.locator('polyline.line').count()).toBe(6);
     await visit(w, 'analytics?range=7d&granularity=day&group_by=model', 'Analytics');
     expect(await w.page.locator('main table tbody').textContent()).toContain('oai/gpt-4o-mini');
-    for (const scheme of ['light', 'dark'] as const) {
-      await w.page.emulateMedia({ colorScheme: scheme });
-      expect(await accessibilityProblems(w.page), scheme).toEqual([]);
-    }
+    await bothSchemesAccessible(w);
+    await w.page.emulateMedia({ colorScheme: 'dark' });
     await w.page.screenshot({ path: screenshotPath('console-analytics.png'), fullPage: true });
     await clean(w);
   });
@@ -335,6 +287,26 @@ describe('console operations pages', () => {
     ac.abort();
     expect(got).toContain('"workflow":"chat"');
     expect(got).not.toContain('"bodies"');
+
+    // At most 4 tails of one project at once on this gateway (the browser pages may hold some).
+    const held: AbortController[] = [];
+    let refused: Response | undefined;
+    for (let i = 0; i < 6 && !refused; i++) {
+      const c = new AbortController();
+      const r = await fetch(`${gw.url}/console/api/logs/tail`, { headers, signal: c.signal });
+      if (r.status === 429) refused = r;
+      else held.push(c);
+    }
+    expect(held.length).toBeLessThanOrEqual(4);
+    expect(refused?.headers.get('retry-after')).toBe('5');
+    expect(await refused?.json()).toMatchObject({ error: 'rate_limit_exceeded' });
+    for (const c of held) c.abort();
+    await until(async () => {
+      const c = new AbortController();
+      const r = await fetch(`${gw.url}/console/api/logs/tail`, { headers, signal: c.signal });
+      c.abort();
+      return r.status === 200 ? true : undefined;
+    });
   });
 
   it('fault: Redis stops mid-tail; the tail says so and carries on, limits answer 503, and after the restart new entries arrive', async () => {

@@ -19,6 +19,8 @@ export interface ConsoleWebOptions {
   limits?: Partial<SessionLimits> | undefined;
   /** How often the live tail reads the request log (default 1 s). */
   tailPollMs?: number | undefined;
+  /** Live tails one project may hold open on a gateway at once (default 16). */
+  tailsPerProject?: number | undefined;
 }
 
 export type { ConsoleWebReads };
@@ -77,6 +79,7 @@ export class ConsoleWeb {
           pipeline,
           reads: this.#reads,
           tailPollMs: this.#opts.tailPollMs,
+          tailsPerProject: this.#opts.tailsPerProject,
         });
       },
       { prefix: '/console' },

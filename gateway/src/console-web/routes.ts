@@ -22,6 +22,7 @@ export interface ConsoleWebRoutesOptions {
   pipeline: Pipeline;
   reads: ConsoleWebReads;
   tailPollMs?: number | undefined;
+  tailsPerProject?: number | undefined;
 }
 
 const signIn = z.union([
@@ -82,6 +83,7 @@ export async function consoleWebRoutes(app: FastifyInstance, opts: ConsoleWebRou
     state: opts.reads.state,
     now,
     ...(opts.tailPollMs === undefined ? {} : { pollMs: opts.tailPollMs }),
+    ...(opts.tailsPerProject === undefined ? {} : { perProject: opts.tailsPerProject }),
   });
 
   app.post('/api/session', async (req, reply) => {

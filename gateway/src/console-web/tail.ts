@@ -1,6 +1,7 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply } from 'fastify';
 import { z } from 'zod';
 import { SseWriter } from '../encoders/sse.ts';
+import { GatewayError } from '../errors/index.ts';
 import { authOf } from '../http/context.ts';
 import { uuid } from '../requests/common-schema.ts';
 import { type LogQuery, type RequestLogEntry, type RuntimeState, requestLogTypes } from '../state/types.ts';
@@ -14,6 +15,8 @@ export interface TailOptions {
   pollMs?: number;
   /** A tail ends after this long; the page opens another from where it was (default 5 min). */
   maxMs?: number;
+  /** Tails one project may hold open on this gateway at once (default 16). */
+  perProject?: number;
 }
 
 /** Entries reach the log a flush window after they finish, from every pod: look back this far. */
@@ -53,6 +56,9 @@ const listed = (e: RequestLogEntry): Omit<RequestLogEntry, 'bodies'> => {
 export function tailRoute(app: FastifyInstance, opts: TailOptions): void {
   const pollMs = opts.pollMs ?? 1000;
   const maxMs = opts.maxMs ?? 300_000;
+  const perProject = opts.perProject ?? 16;
+  /** Open tails by project: each reads the log once a poll, so a project cannot open without bound. */
+  const open = new Map<string, number>();
   const closing = new AbortController();
   app.addHook('preClose', (done) => {
     closing.abort();
@@ -62,6 +68,24 @@ export function tailRoute(app: FastifyInstance, opts: TailOptions): void {
   app.get('/api/logs/tail', { config: { scope: 'console' } }, async (req, reply) => {
     const q = parseQuery(tailQuery, req.query);
     const projectId = authOf(req).project.config.id;
+    const holding = open.get(projectId) ?? 0;
+    if (holding >= perProject)
+      throw new GatewayError(
+        'rate_limit_exceeded',
+        `This project already has ${perProject} live tails open on this gateway; close one and retry.`,
+        { retryAfterSeconds: 5 },
+      );
+    open.set(projectId, holding + 1);
+    try {
+      await follow(reply, projectId, q);
+    } finally {
+      const left = (open.get(projectId) ?? 1) - 1;
+      if (left > 0) open.set(projectId, left);
+      else open.delete(projectId);
+    }
+  });
+
+  async function follow(reply: FastifyReply, projectId: string, q: z.infer<typeof tailQuery>): Promise<void> {
     const filters: Omit<LogQuery, 'limit'> = {};
     for (const k of ['workflow', 'status', 'session_id', 'channel_id', 'type'] as const)
       if (q[k] !== undefined) Object.assign(filters, { [k]: q[k] });
@@ -107,7 +131,7 @@ export function tailRoute(app: FastifyInstance, opts: TailOptions): void {
     closing.signal.removeEventListener('abort', stop);
     sse.event('end', { since: new Date(newest).toISOString() });
     sse.end();
-  });
+  }
 }
 
 const sleep = (ms: number, signal: AbortSignal): Promise<void> =>
