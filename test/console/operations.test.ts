@@ -181,13 +181,17 @@ describe('console operations pages', () => {
     const endpoints = await w.page.locator('main table').first().textContent();
     expect(endpoints).toContain(receiver.url);
     expect(endpoints).toContain('disabled');
-    const letter = w.page.locator('ol.letters li');
+    const letter = w.page.locator('ol.letters > li');
     expect(await letter.count()).toBe(1);
     await w.page.screenshot({ path: screenshotPath('console-webhooks.png'), fullPage: true });
     await letter.locator('summary').click();
     // Inside the JSON payload, as the JSON text that was signed (its quotes escaped).
     expect(await letter.locator('pre.body').textContent()).toContain('<img src=x onerror=');
     expect(await letter.textContent()).toContain('410');
+    // Its one attempt, from the request log, beside it.
+    expect(await letter.locator('ol.letter-attempts li').textContent()).toMatch(
+      /attempt 1: disabled HTTP 410/,
+    );
     await bothSchemesAccessible(w);
 
     receiverStatus = 200;

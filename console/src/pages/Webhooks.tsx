@@ -32,6 +32,8 @@ interface WebhooksView {
 }
 
 const FILTERS = ['since'] as const;
+/** Webhook attempts read in one call: the table shows the newest 20, each dead letter its own among them. */
+const ATTEMPTS_READ = 200;
 
 /** A dead letter's payload, pretty when it is JSON; always text. */
 const pretty = (body: string): string => {
@@ -43,6 +45,25 @@ const pretty = (body: string): string => {
 };
 
 const detail = (e: LogEntry, k: string): unknown => (e.details as Record<string, unknown> | undefined)?.[k];
+
+/** A dead letter's attempts among the recent ones, oldest first (they share its webhook-id). */
+function LetterAttempts({ id, attempts }: { id: string; attempts: LogEntry[] }) {
+  const own = attempts.filter((e) => detail(e, 'webhook_id') === id).reverse();
+  if (own.length === 0)
+    return <div class="reason">Its attempts are older than the last {ATTEMPTS_READ}.</div>;
+  return (
+    <ol class="letter-attempts" aria-label={`Attempts of ${id}`}>
+      {own.map((e) => (
+        <li key={e.request_log_id}>
+          <a href={entryHref(e)}>{e.time}</a> attempt {text(detail(e, 'attempt'))}
+          {detail(e, 'replay') ? ` (replay ${text(detail(e, 'replay'))})` : ''}:{' '}
+          <Badge value={String(detail(e, 'result') ?? e.outcome)} /> HTTP {e.http_status}
+          {e.error_code && <span class="reason"> · {text(e.error_code)}</span>}
+        </li>
+      ))}
+    </ol>
+  );
+}
 
 export function Webhooks({ route }: { route: Route }) {
   const f = valuesOf(route, FILTERS);
@@ -56,7 +77,7 @@ export function Webhooks({ route }: { route: Route }) {
       api<{ data: DeadLetter[]; disabled_endpoints: string[] }>(
         `v1/webhooks/dead-letters?since=${s}&limit=100`,
       ),
-      api<LogPage>('v1/request-logs?type=webhook_attempt&limit=20'),
+      api<LogPage>(`v1/request-logs?type=webhook_attempt&limit=${ATTEMPTS_READ}`),
     ]);
     return {
       endpoints: hooks.data,
@@ -144,6 +165,7 @@ export function Webhooks({ route }: { route: Route }) {
                         status {text(d.last_status)}; replays {d.replays}
                       </div>
                       <div class="reason">{text(d.last_error)}</div>
+                      <LetterAttempts id={d.id} attempts={v.deliveries} />
                       <details>
                         <summary>Payload</summary>
                         <pre class="body">{pretty(d.body)}</pre>
@@ -178,7 +200,7 @@ export function Webhooks({ route }: { route: Route }) {
                   </tr>
                 </thead>
                 <tbody>
-                  {v.deliveries.map((e) => (
+                  {v.deliveries.slice(0, 20).map((e) => (
                     <tr key={e.request_log_id}>
                       <td>
                         <a href={entryHref(e)}>{e.time}</a>
