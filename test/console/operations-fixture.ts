@@ -40,7 +40,7 @@ export function manifests(simUrl: string, hookUrl: string): object[] {
     workflow('chat', { provider: 'oai', model: 'gpt-4o-mini' }),
     workflow('other', { provider: 'claude', model: 'claude-haiku-4-5' }),
     spendCap('project-daily', { period: 'daily', limitUsd: '5' }),
-    spendCap('chat-primary', { period: 'hourly', limitUsd: '0.0001', workflow: 'chat' }),
+    spendCap('chat-primary', { period: 'hourly', limitUsd: '0.00005', workflow: 'chat' }),
   ];
 }
 

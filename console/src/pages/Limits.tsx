@@ -107,7 +107,7 @@ export function Limits({ route }: { route: Route }) {
                       <td>
                         {c.spent_usd} / {c.limit_usd}
                       </td>
-                      <td>
+                      <td class="nowrap">
                         <Meter percent={c.used_percent} /> {c.used_percent}%
                       </td>
                       <td>
