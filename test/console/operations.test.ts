@@ -203,7 +203,14 @@ describe('console operations pages', () => {
 
     receiverStatus = 200;
     const before = receiver.deliveries.length;
-    await letter.getByRole('button', { name: /^Replay msg_/ }).click();
+    // From the keyboard: Tab reaches the letter's Replay button, Enter presses it.
+    let focused = '';
+    for (let i = 0; i < 40 && !focused.startsWith('Replay msg_'); i++) {
+      await w.page.keyboard.press('Tab');
+      focused = await w.page.evaluate<string>("document.activeElement?.getAttribute('aria-label') ?? ''");
+    }
+    expect(focused).toMatch(/^Replay msg_/);
+    await w.page.keyboard.press('Enter');
     await w.page.getByText('Replayed 1 dead letter.').waitFor();
     const again = await until(async () => receiver.deliveries[before]);
     expect(again.verified).toBe(true);
