@@ -231,17 +231,23 @@ describe('console operations pages', () => {
     await clean(w);
   });
 
-  it('analytics: requests, tokens and cost per workflow from the usage counters, as charts and a table', async () => {
+  it('analytics: requests, tokens, cost, errors, cache hits, failovers and latency per workflow from the usage counters, as charts and a table', async () => {
+    // The chat cap is exceeded: one more request is refused, an error counted as it settles.
+    const refused = await ask('chat', 'over the cap');
+    expect(refused.error).toBeDefined();
+    await gw.gateway.state.flush();
     const w = await signedIn('analytics', 'Analytics', 'dark');
     await visit(w, 'analytics?range=24h&group_by=workflow', 'Analytics');
-    expect(await w.page.locator('figure.chart').count()).toBe(3);
-    const usage = await getJson('/v1/usage?group_by=workflow');
-    const counted = (wf: string) =>
-      (usage.body.data as unknown as { workflow: string; requests: number }[])
-        .filter((r) => r.workflow === wf)
-        .reduce((n, r) => n + r.requests, 0);
+    expect(await w.page.locator('figure.chart').count()).toBe(8);
+    const usage = await getJson('/v1/usage?group_by=workflow&include=quality');
+    type Row = { workflow: string; requests: number; errors: number; settled_requests: number };
+    const rows = usage.body.data as unknown as Row[];
+    const counted = (wf: string, k: keyof Row = 'requests') =>
+      rows.filter((r) => r.workflow === wf).reduce((n, r) => n + Number(r[k]), 0);
     expect(counted('chat')).toBe(3);
     expect(counted('other')).toBe(2);
+    expect(counted('chat', 'errors')).toBeGreaterThanOrEqual(1);
+    expect(counted('chat', 'settled_requests')).toBe(counted('chat') + counted('chat', 'errors'));
     const cells = (wf: string) =>
       w.page
         .locator('main table tbody tr')
@@ -249,8 +255,17 @@ describe('console operations pages', () => {
         .locator('td');
     expect(await cells('chat').nth(1).textContent()).toBe('3');
     expect(await cells('other').nth(1).textContent()).toBe('2');
-    // Two workflows, three charts.
-    expect(await w.page.locator('polyline.line').count()).toBe(6);
+    expect(await cells('chat').nth(4).textContent()).toBe(String(counted('chat', 'errors')));
+    const p50 = Number(await cells('chat').nth(7).textContent());
+    const p95 = Number(await cells('chat').nth(8).textContent());
+    expect(p50).toBeGreaterThan(0);
+    expect(p95).toBeGreaterThanOrEqual(p50);
+    console.log(
+      `analytics: chat ${counted('chat', 'settled_requests')} settled, ${counted('chat', 'errors')} errors, p50 ${p50} ms, p95 ${p95} ms`,
+    );
+    // One line per workflow in each of the eight charts.
+    const groups = await w.page.locator('main table tbody tr').count();
+    expect(await w.page.locator('polyline.line').count()).toBe(8 * groups);
     await visit(w, 'analytics?range=7d&granularity=day&group_by=model', 'Analytics');
     expect(await w.page.locator('main table tbody').textContent()).toContain('oai/gpt-4o-mini');
     await bothSchemesAccessible(w);

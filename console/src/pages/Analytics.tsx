@@ -16,6 +16,13 @@ interface UsageRow {
   total_tokens: number;
   cost_usd: string | null;
   unpriced_requests: number;
+  settled_requests?: number;
+  errors?: number;
+  cache_hits?: number;
+  failovers?: number;
+  latency_p50_ms?: number | null;
+  latency_p95_ms?: number | null;
+  latency_histogram?: number[];
 }
 
 interface Usage {
@@ -32,11 +39,35 @@ const METRICS = [
   ['requests', 'Requests'],
   ['total_tokens', 'Tokens'],
   ['cost', 'Cost (USD)'],
+  ['errors', 'Errors'],
+  ['cache_hits', 'Cache hits'],
+  ['failovers', 'Failovers'],
+  ['latency_p50_ms', 'Latency p50 (ms)'],
+  ['latency_p95_ms', 'Latency p95 (ms)'],
 ] as const;
+type Metric = (typeof METRICS)[number][0];
+const LATENCY: ReadonlySet<Metric> = new Set(['latency_p50_ms', 'latency_p95_ms']);
+/** The duration buckets' upper bounds (ms) the gateway counts in; the last bucket is open. */
+const BOUNDS = [10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10_000, 30_000, 60_000];
 
 const groupOf = (r: UsageRow): string => (r.workflow !== null ? r.workflow : `${r.provider}/${r.model}`);
-const metricOf = (r: UsageRow, m: (typeof METRICS)[number][0]): number =>
-  m === 'cost' ? Number(r.cost_usd ?? 0) : r[m];
+const metricOf = (r: UsageRow, m: Metric): number => (m === 'cost' ? Number(r.cost_usd ?? 0) : (r[m] ?? 0));
+
+/** A percentile of added histograms, as the gateway computes it for one row. */
+function percentile(hist: number[], p: number): number {
+  const total = hist.reduce((a, b) => a + b, 0);
+  let seen = 0;
+  for (let i = 0; i < hist.length && total > 0; i++) {
+    const n = hist[i]!;
+    if (n > 0 && seen + n >= p * total) {
+      const lo = i === 0 ? 0 : BOUNDS[i - 1]!;
+      const hi = BOUNDS[i];
+      return hi === undefined ? lo : Math.round(lo + ((p * total - seen) / n) * (hi - lo));
+    }
+    seen += n;
+  }
+  return 0;
+}
 
 /** Every period of the range, so a quiet hour is a zero, not a gap the line jumps over. */
 function periodsOf(from: number, to: number, step: number): string[] {
@@ -56,7 +87,7 @@ export function Analytics({ route }: { route: Route }) {
     const to = Math.ceil(Date.now() / HOUR) * HOUR;
     const from = to - RANGES[range]! * HOUR;
     const usage = await api<Usage>(
-      `v1/usage?from=${from}&to=${to}&granularity=${granularity}&group_by=${groupBy}`,
+      `v1/usage?from=${from}&to=${to}&granularity=${granularity}&group_by=${groupBy}&include=quality`,
     );
     return { usage, periods: periodsOf(from, to, granularity === 'day' ? 24 * HOUR : HOUR) };
   });
@@ -72,7 +103,7 @@ export function Analytics({ route }: { route: Route }) {
         {({ usage, periods }) => {
           const groups = [...new Set(usage.data.map(groupOf))].sort();
           const index = new Map(periods.map((p, i) => [p, i]));
-          const seriesOf = (m: (typeof METRICS)[number][0]): Series[] =>
+          const seriesOf = (m: Metric): Series[] =>
             groups.map((g) => {
               const values = periods.map(() => 0);
               for (const r of usage.data) {
@@ -82,15 +113,24 @@ export function Analytics({ route }: { route: Route }) {
               return { name: g, values };
             });
           const series = Object.fromEntries(METRICS.map(([m]) => [m, seriesOf(m)]));
-          const total = (m: string, g: string): number =>
-            series[m]!.find((s) => s.name === g)!.values.reduce((a, b) => a + b, 0);
+          const total = (m: Metric, g: string): number => {
+            if (!LATENCY.has(m))
+              return series[m]!.find((s) => s.name === g)!.values.reduce((a, b) => a + b, 0);
+            const hist: number[] = [];
+            for (const r of usage.data)
+              if (groupOf(r) === g)
+                for (const [i, n] of (r.latency_histogram ?? []).entries()) hist[i] = (hist[i] ?? 0) + n;
+            return percentile(hist, m === 'latency_p50_ms' ? 0.5 : 0.95);
+          };
           return (
             <>
               <p>
                 {usage.from} to {usage.to}: {usage.totals.requests} requests, {usage.totals.total_tokens}{' '}
                 tokens, ${text(usage.totals.cost_usd)}
                 {usage.totals.unpriced_requests > 0 && ` (${usage.totals.unpriced_requests} without pricing)`}
-                . Counted as requests settle: requests that reached a provider and came back with usage.
+                . Counted as requests settle: requests, tokens and cost of the requests that reached a
+                provider and came back with usage; errors, cache hits, failovers and latency of every request
+                ({usage.totals.settled_requests ?? 0} settled, {usage.totals.errors ?? 0} errors).
               </p>
               {groups.length === 0 ? (
                 <p>No usage in this range.</p>

@@ -14,6 +14,7 @@ import {
   UsageRangeError,
   type UsageRow,
 } from '../state/types.ts';
+import { qualityTotals } from '../state/usage-quality.ts';
 import { authOf } from './context.ts';
 
 const DAY_MS = 86_400_000;
@@ -70,6 +71,7 @@ const usageQuery = z
       .enum(['workflow', 'model'], { error: 'group_by must be workflow or model' })
       .default('workflow'),
     granularity: z.enum(['hour', 'day'], { error: 'granularity must be hour or day' }).default('hour'),
+    include: z.enum(['quality'], { error: 'include must be quality' }).optional(),
   })
   .strict();
 
@@ -118,7 +120,7 @@ function totals(rows: UsageRow[]) {
       micros += usdToMicros(r.cost_usd);
     }
   }
-  return { ...t, cost_usd: priced ? microsToUsd(micros) : null };
+  return { ...t, cost_usd: priced ? microsToUsd(micros) : null, ...qualityTotals(rows) };
 }
 
 /**
@@ -167,7 +169,13 @@ export function readRoutes(app: FastifyInstance, state: RuntimeState, now: () =>
         },
       );
     const rows = await state
-      .queryUsage(auth.project.config.id, { from, to, groupBy: q.group_by, granularity: q.granularity })
+      .queryUsage(auth.project.config.id, {
+        from,
+        to,
+        groupBy: q.group_by,
+        granularity: q.granularity,
+        ...(q.include === 'quality' ? { quality: true } : {}),
+      })
       .catch(stateError);
     return {
       object: 'usage',
