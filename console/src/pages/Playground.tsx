@@ -2,6 +2,7 @@ import { useState } from 'preact/hooks';
 import { ApiError, api, apiStream, type Session } from '../api.ts';
 import { type Attempt, Attempts } from '../attempts.tsx';
 import { useLoad } from '../load.ts';
+import { type PipelineSim, PipelineSimulation } from '../pipeline-sim.tsx';
 import { href, type Route, replaceRoute } from '../route.ts';
 import { SNIPPETS, type SnippetInput } from '../snippets.ts';
 import { Badge, Fields, Heading, Pending, text } from '../ui.tsx';
@@ -170,19 +171,28 @@ export function Playground({ session, route }: { session: Session; route: Route 
   const [live, setLive] = useState<string | undefined>();
   const [busy, setBusy] = useState(false);
   const [answer, setAnswer] = useState<Answer | undefined>();
+  const [sim, setSim] = useState<PipelineSim | undefined>();
   const [error, setError] = useState('');
 
   const choose = (name: string) => replaceRoute(href(['playground'], { workflow: name || undefined }));
+  const eventName = (w?: WorkflowView) => (typeof w?.event_name === 'string' ? w.event_name : undefined);
+  const pipelineOf = () =>
+    list.state === 'done' ? eventName(list.data.data.find((w) => w.name === workflow)) : undefined;
   const send = (e: Event) => {
     e.preventDefault();
     setBusy(true);
     setError('');
+    setSim(undefined);
     const messages = [
       ...(system.trim() ? [{ role: 'system', content: system }] : []),
       { role: 'user', content: user },
     ];
     const body = { workflow, messages, ...(stream ? { stream: true } : {}) };
-    const sent = stream ? streamed(body) : api<Answer>('console/api/playground', { method: 'POST', body });
+    const sent = pipelineOf()
+      ? simulated({ workflow, messages })
+      : stream
+        ? streamed(body)
+        : api<Answer>('console/api/playground', { method: 'POST', body });
     sent
       .then(setAnswer, (err: Error) => {
         setAnswer(undefined);
@@ -192,6 +202,16 @@ export function Playground({ session, route }: { session: Session; route: Route 
         setBusy(false);
         setLive(undefined);
       });
+  };
+
+  /** A backend-pipeline workflow: the AI step for real, then the simulated webhook, backend and merge. */
+  const simulated = async (body: unknown): Promise<Answer> => {
+    setAnswer(undefined);
+    const r = await api<
+      PipelineSim & { ai_response: Omit<Answer, 'playground'>; playground: Answer['playground'] }
+    >('console/api/playground/pipeline', { method: 'POST', body });
+    setSim(r);
+    return { ...r.ai_response, playground: r.playground };
   };
 
   /** Sends as a stream, showing the text as it arrives; the answer is complete with its `meta` event. */
@@ -276,6 +296,12 @@ export function Playground({ session, route }: { session: Session; route: Route 
                 />
                 Stream the answer
               </label>
+              {pipelineOf() && (
+                <span class="reason">
+                  Backend pipeline (event {pipelineOf()}): the AI step runs, the webhook and the backend
+                  (about 1.5 s) are simulated.
+                </span>
+              )}
               <button type="submit" disabled={busy || !workflow}>
                 Send
               </button>
@@ -291,6 +317,7 @@ export function Playground({ session, route }: { session: Session; route: Route 
       )}
       {live !== undefined && <pre class="body answer live">{live}</pre>}
       {answer && <Result answer={answer} />}
+      {sim && <PipelineSimulation sim={sim} />}
       {workflow && <CopyAsCode input={{ workflow, system: system.trim() ? system : '', user }} />}
     </main>
   );

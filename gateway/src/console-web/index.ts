@@ -21,6 +21,8 @@ export interface ConsoleWebOptions {
   tailPollMs?: number | undefined;
   /** Live tails one project may hold open on a gateway at once (default 16). */
   tailsPerProject?: number | undefined;
+  /** The playground's simulated backend answers a backend-pipeline workflow after this long (1.5 s). */
+  simulatedBackendMs?: number | undefined;
 }
 
 export type { ConsoleWebReads };
@@ -31,12 +33,17 @@ export const consoleWebEnv = z.object({
     .string()
     .regex(/^(\/[A-Za-z0-9._~-]+)*$/, 'must be empty or a path like /switchyard, without a trailing slash')
     .optional(),
+  SWITCHYARD_SIMULATED_BACKEND_MS: z.coerce.number().int().min(0).default(1500),
 });
 
 /** The console's settings from the environment (the caller decides whether the console is on). */
 export function consoleWebFromEnv(env: NodeJS.ProcessEnv = process.env): ConsoleWebOptions {
   const e = consoleWebEnv.parse(env);
-  return { dir: e.SWITCHYARD_CONSOLE_DIR, basePath: e.SWITCHYARD_CONSOLE_BASE_PATH };
+  return {
+    dir: e.SWITCHYARD_CONSOLE_DIR,
+    basePath: e.SWITCHYARD_CONSOLE_BASE_PATH,
+    simulatedBackendMs: e.SWITCHYARD_SIMULATED_BACKEND_MS,
+  };
 }
 
 /**
@@ -80,6 +87,7 @@ export class ConsoleWeb {
           reads: this.#reads,
           tailPollMs: this.#opts.tailPollMs,
           tailsPerProject: this.#opts.tailsPerProject,
+          simulatedBackendMs: this.#opts.simulatedBackendMs,
         });
       },
       { prefix: '/console' },

@@ -6,6 +6,7 @@ import { GatewayError } from '../errors/index.ts';
 import type { Pipeline } from '../pipeline/run.ts';
 import { invalidRequest } from '../requests/zod-error.ts';
 import type { SnapshotStore } from '../snapshot/store.ts';
+import { pipelineSimRoute } from './pipeline-sim.ts';
 import { playgroundRoute } from './playground.ts';
 import type { ConsoleWebReads } from './reads.ts';
 import { basePathOf, type ConsoleSessions, SESSION_COOKIE, setSessionCookie } from './sessions.ts';
@@ -23,6 +24,7 @@ export interface ConsoleWebRoutesOptions {
   reads: ConsoleWebReads;
   tailPollMs?: number | undefined;
   tailsPerProject?: number | undefined;
+  simulatedBackendMs?: number | undefined;
 }
 
 const signIn = z.union([
@@ -78,6 +80,7 @@ export async function consoleWebRoutes(app: FastifyInstance, opts: ConsoleWebRou
   });
 
   playgroundRoute(app, opts.pipeline);
+  pipelineSimRoute(app, opts.pipeline, { backendMs: opts.simulatedBackendMs ?? 1500, now });
   viewRoutes(app, { snapshots, guard: opts.reads.guard, now });
   tailRoute(app, {
     state: opts.reads.state,

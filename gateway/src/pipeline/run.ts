@@ -25,6 +25,8 @@ export interface PipelineRequest {
   compat?: { allowed: readonly RequestType[] } | undefined;
   /** The body as the client wrote it in a provider's API, for the adapter that speaks it (chat only). */
   native?: NativeRequest | undefined;
+  /** The console's backend-pipeline simulation: an `eventName` workflow's AI step runs at once. */
+  pipelineSimulation?: boolean | undefined;
 }
 
 /** An async request's admission: accepted (its job runs later) or refused at once. */
@@ -81,7 +83,11 @@ export class Pipeline {
 
   #prepare(ex: Exchange, req: PipelineRequest, async: boolean): Prepared | Refused {
     try {
-      const p = prepare(ex.auth, req.body, { compat: req.compat, async, native: req.native });
+      const p = prepare(ex.auth, req.body, {
+        compat: req.compat,
+        async: async || req.pipelineSimulation === true,
+        native: req.native,
+      });
       ex.progress.prepared = p;
       return p;
     } catch (err) {
