@@ -269,6 +269,60 @@ describe('console playground', () => {
     await clean(w);
   });
 
+  it('compares the same input on three workflows, and on each slot of one workflow pinned, side by side', async () => {
+    const w = await signedIn();
+    await w.page.goto(`${gw.url}/console/#/playground?workflow=chat&compare=failover,structured`);
+    await w.page.getByRole('heading', { name: 'Compare' }).waitFor();
+    await w.page.getByLabel('User message').fill('compare me');
+    await w.page.getByRole('button', { name: 'Compare', exact: true }).click();
+    const columns = w.page.locator('.compare > section');
+    await columns.nth(2).waitFor();
+    expect(await columns.count()).toBe(3);
+    expect(await columns.nth(0).getAttribute('aria-label')).toBe('Compared: chat');
+    expect(await columns.nth(0).textContent()).toContain('Simulated openai/gpt-4o-mini reply: compare me');
+    // Unpinned, the failover workflow fails over as it would for an application.
+    expect(await columns.nth(1).locator('ol.attempts li').count()).toBe(2);
+    expect(await columns.nth(2).getAttribute('aria-label')).toBe('Compared: structured');
+
+    // Each slot pinned: the primary alone (503, no failover) beside the backup alone.
+    await w.page.getByLabel('Each of its slots').check();
+    expect(w.page.url()).toContain('compare=slots');
+    await w.page.getByLabel('Workflow').selectOption('failover');
+    await w.page.goto(`${gw.url}/console/#/playground?workflow=failover&compare=slots`);
+    await w.page.getByLabel('User message').fill('pin me');
+    await w.page.getByRole('button', { name: 'Compare', exact: true }).click();
+    await w.page.locator('.compare > section').nth(1).waitFor();
+    const [primary, backup] = [columns.nth(0), columns.nth(1)];
+    expect(await columns.count()).toBe(2);
+    expect(await primary.getAttribute('aria-label')).toBe('Compared: primary: oai/fail-503');
+    expect(await primary.locator('ol.attempts li').count()).toBe(1);
+    expect(await primary.textContent()).toMatch(/error/);
+    expect(await backup.getAttribute('aria-label')).toBe('Compared: backup 1: claude/claude-haiku-4-5');
+    expect(await backup.locator('ol.attempts li').count()).toBe(1);
+    expect(await backup.textContent()).toContain('Simulated anthropic/claude-haiku-4-5 reply: pin me');
+    for (const scheme of ['light', 'dark'] as const) {
+      await w.page.emulateMedia({ colorScheme: scheme });
+      expect(await accessibilityProblems(w.page), scheme).toEqual([]);
+    }
+    await clean(w);
+
+    // The pinned requests are logged as the console's, with their slot; a slot that does not exist is 400.
+    await gw.gateway.state.flush();
+    const logs = (await fetch(`${gw.url}/v1/request-logs?workflow=failover`, {
+      headers: { authorization: `Bearer ${PLAY_KEY}` },
+    }).then((r) => r.json())) as { data: { details?: Record<string, unknown>; attempts: unknown[] }[] };
+    const pinned = logs.data.filter((e) => e.details?.pinned_slot !== undefined);
+    expect(pinned.map((e) => e.details?.pinned_slot).sort()).toEqual([0, 1]);
+    expect(pinned.every((e) => e.attempts.length === 1)).toBe(true);
+    const bad = await fetch(`${gw.url}/console/api/playground?slot=5`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${PLAY_KEY}` },
+      body: JSON.stringify({ workflow: 'failover', messages: [{ role: 'user', content: 'x' }] }),
+    });
+    expect(bad.status).toBe(400);
+    expect(await bad.json()).toMatchObject({ error: 'invalid_request', param: 'slot' });
+  }, 60_000);
+
   it('has no serious or critical accessibility problem, light and dark, before and after an answer', async () => {
     const found: string[] = [];
     for (const scheme of ['light', 'dark'] as const) {

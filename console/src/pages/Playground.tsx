@@ -1,6 +1,7 @@
 import { useState } from 'preact/hooks';
 import { ApiError, api, apiStream, type Session } from '../api.ts';
 import { type Attempt, Attempts } from '../attempts.tsx';
+import { Compare } from '../compare.tsx';
 import { useLoad } from '../load.ts';
 import { type PipelineSim, PipelineSimulation } from '../pipeline-sim.tsx';
 import { href, type Route, replaceRoute } from '../route.ts';
@@ -175,6 +176,10 @@ export function Playground({ session, route }: { session: Session; route: Route 
   const [error, setError] = useState('');
 
   const choose = (name: string) => replaceRoute(href(['playground'], { workflow: name || undefined }));
+  const messagesOf = () => [
+    ...(system.trim() ? [{ role: 'system', content: system }] : []),
+    { role: 'user', content: user },
+  ];
   const eventName = (w?: WorkflowView) => (typeof w?.event_name === 'string' ? w.event_name : undefined);
   const pipelineOf = () =>
     list.state === 'done' ? eventName(list.data.data.find((w) => w.name === workflow)) : undefined;
@@ -183,10 +188,7 @@ export function Playground({ session, route }: { session: Session; route: Route 
     setBusy(true);
     setError('');
     setSim(undefined);
-    const messages = [
-      ...(system.trim() ? [{ role: 'system', content: system }] : []),
-      { role: 'user', content: user },
-    ];
+    const messages = messagesOf();
     const body = { workflow, messages, ...(stream ? { stream: true } : {}) };
     const sent = pipelineOf()
       ? simulated({ workflow, messages })
@@ -318,6 +320,9 @@ export function Playground({ session, route }: { session: Session; route: Route 
       {live !== undefined && <pre class="body answer live">{live}</pre>}
       {answer && <Result answer={answer} />}
       {sim && <PipelineSimulation sim={sim} />}
+      {workflow && list.state === 'done' && !pipelineOf() && (
+        <Compare route={route} list={list.data.data} messages={messagesOf} />
+      )}
       {workflow && <CopyAsCode input={{ workflow, system: system.trim() ? system : '', user }} />}
     </main>
   );

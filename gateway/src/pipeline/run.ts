@@ -27,6 +27,8 @@ export interface PipelineRequest {
   native?: NativeRequest | undefined;
   /** The console's backend-pipeline simulation: an `eventName` workflow's AI step runs at once. */
   pipelineSimulation?: boolean | undefined;
+  /** The console's compare: only this slot of the workflow runs (see PrepareOptions.pinSlot). */
+  pinSlot?: number | undefined;
 }
 
 /** An async request's admission: accepted (its job runs later) or refused at once. */
@@ -87,6 +89,7 @@ export class Pipeline {
         compat: req.compat,
         async: async || req.pipelineSimulation === true,
         native: req.native,
+        pinSlot: req.pinSlot,
       });
       ex.progress.prepared = p;
       return p;
