@@ -65,11 +65,12 @@ export function targetsOf(workflow: string, compare: string, list: WorkflowView[
 export function Compare({
   route,
   list,
-  messages,
+  body,
 }: {
   route: Route;
   list: WorkflowView[];
-  messages: () => { role: string; content: string }[];
+  /** The request's type-specific fields, as the playground's form has them now. */
+  body: () => Record<string, unknown>;
 }) {
   const q = route.query;
   const workflow = q.get('workflow') ?? '';
@@ -91,7 +92,7 @@ export function Compare({
       targets.map((t) =>
         api<Outcome['answer']>(`console/api/playground${t.slot === undefined ? '' : `?slot=${t.slot}`}`, {
           method: 'POST',
-          body: { workflow: t.workflow, messages: messages() },
+          body: { workflow: t.workflow, ...body() },
         }).then(
           (answer): Outcome => ({ target: t, answer }),
           (err: Error): Outcome => ({
@@ -104,7 +105,11 @@ export function Compare({
       .then(setOutcomes)
       .finally(() => setBusy(false));
   };
-  const candidates = list.filter((w) => w.name !== workflow && typeof w.event_name !== 'string');
+  const type = list.find((w) => w.name === workflow)?.request_type;
+  // The same input fits only workflows of the same request type.
+  const candidates = list.filter(
+    (w) => w.name !== workflow && typeof w.event_name !== 'string' && w.request_type === type,
+  );
   return (
     <section aria-labelledby="compare-h">
       <h2 id="compare-h">Compare</h2>

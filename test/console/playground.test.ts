@@ -23,6 +23,9 @@ import { screenshotPath } from './helpers.ts';
 const PLAY_KEY = 'sy_live_PlaygroundKey0123456789abcdefghijk';
 /** Within the simulator's 40 echoed characters: the answer carries it back. */
 const HOSTILE_ANSWER = '<img src=x onerror="window.__pwned=1">';
+/** A 1x1 PNG as a data: URL, the image a vision request carries. */
+const PNG =
+  'data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII=';
 
 let redis: RunningRedis;
 let sim: Simulator;
@@ -50,6 +53,11 @@ function manifests(simUrl: string) {
         schema: { type: 'object', properties: { name: { type: 'string' } }, required: ['name'] },
       },
     }),
+    workflow('vision', { requestType: 'vision', provider: 'gem', model: 'gemini-2.5-flash' }),
+    workflow('complete', { requestType: 'completion', provider: 'oai', model: 'gpt-4o-mini' }),
+    workflow('embed', { requestType: 'embedding', provider: 'oai', model: 'gpt-4o-mini' }),
+    workflow('image', { requestType: 'image', provider: 'oai', model: 'gpt-4o-mini' }),
+    workflow('speech', { requestType: 'audio', provider: 'oai', model: 'gpt-4o-mini' }),
     workflow('failover', {
       provider: 'oai',
       model: 'fail-503',
@@ -321,6 +329,48 @@ describe('console playground', () => {
     });
     expect(bad.status).toBe(400);
     expect(await bad.json()).toMatchObject({ error: 'invalid_request', param: 'slot' });
+  }, 60_000);
+
+  it('sends every request type a workflow has through the real pipeline, with the field each type takes', async () => {
+    const w = await signedIn();
+    const cases = [
+      ['complete', 'Prompt', /a complete request/],
+      ['embed', 'Input', /"embedding"/],
+      ['image', 'Prompt', /"b64_json"|"url"/],
+      ['speech', 'Text to speak', /audio|"data"/],
+      ['vision', 'User message', /Simulated|"choices"/],
+    ] as const;
+    const seen: string[] = [];
+    for (const [wf, label, shape] of cases) {
+      await w.page.goto(`${gw.url}/console/#/playground?workflow=${wf}`);
+      await w.page.getByLabel(label, { exact: true }).waitFor();
+      expect(await w.page.getByLabel('System message').count()).toBe(wf === 'vision' ? 1 : 0);
+      if (wf === 'vision') await w.page.getByLabel('Image URL').fill(PNG);
+      await w.page.getByLabel(label, { exact: true }).fill(`a ${wf} request`);
+      await w.page.getByRole('button', { name: 'Send' }).click();
+      const status = w.page.locator('#answer-h .badge');
+      await status.waitFor();
+      const answer = (await w.page.locator('pre.answer').textContent()) ?? '';
+      seen.push(`${wf}: ${await status.textContent()}`);
+      expect(await status.textContent(), `${wf}: ${answer.slice(0, 200)}`).toBe('success');
+      expect(answer).toMatch(shape);
+    }
+    console.log(`request types: ${seen.join(', ')}`);
+    // The vision form (image URL field) with its answer, light and dark.
+    for (const scheme of ['light', 'dark'] as const) {
+      await w.page.emulateMedia({ colorScheme: scheme });
+      expect(await accessibilityProblems(w.page), scheme).toEqual([]);
+    }
+    await gw.gateway.state.flush();
+    const logs = (await fetch(`${gw.url}/v1/request-logs?limit=50`, {
+      headers: { authorization: `Bearer ${PLAY_KEY}` },
+    }).then((r) => r.json())) as { data: { workflow: string; details?: Record<string, unknown> }[] };
+    for (const [wf] of cases)
+      expect(
+        logs.data.some((e) => e.workflow === wf && e.details?.source === 'console'),
+        wf,
+      ).toBe(true);
+    await clean(w);
   }, 60_000);
 
   it('has no serious or critical accessibility problem, light and dark, before and after an answer', async () => {

@@ -1,9 +1,10 @@
-import { useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 import { ApiError, api, apiStream, type Session } from '../api.ts';
 import { type Attempt, Attempts } from '../attempts.tsx';
 import { Compare } from '../compare.tsx';
 import { useLoad } from '../load.ts';
 import { type PipelineSim, PipelineSimulation } from '../pipeline-sim.tsx';
+import { TEXT_LABEL, takesSystem, typedBody } from '../request-types.ts';
 import { href, type Route, replaceRoute } from '../route.ts';
 import { SNIPPETS, type SnippetInput } from '../snippets.ts';
 import { Badge, Fields, Heading, Pending, text } from '../ui.tsx';
@@ -174,12 +175,18 @@ export function Playground({ session, route }: { session: Session; route: Route 
   const [answer, setAnswer] = useState<Answer | undefined>();
   const [sim, setSim] = useState<PipelineSim | undefined>();
   const [error, setError] = useState('');
+  // Another workflow's answer is not this one's.
+  useEffect(() => {
+    setAnswer(undefined);
+    setSim(undefined);
+    setError('');
+  }, [workflow]);
 
   const choose = (name: string) => replaceRoute(href(['playground'], { workflow: name || undefined }));
-  const messagesOf = () => [
-    ...(system.trim() ? [{ role: 'system', content: system }] : []),
-    { role: 'user', content: user },
-  ];
+  const [imageUrl, setImageUrl] = useState(q.get('image_url') ?? '');
+  const chosen = () => (list.state === 'done' ? list.data.data.find((w) => w.name === workflow) : undefined);
+  const type = chosen()?.request_type ?? 'chat';
+  const inputOf = () => typedBody(type, { system, user, imageUrl });
   const eventName = (w?: WorkflowView) => (typeof w?.event_name === 'string' ? w.event_name : undefined);
   const pipelineOf = () =>
     list.state === 'done' ? eventName(list.data.data.find((w) => w.name === workflow)) : undefined;
@@ -188,10 +195,9 @@ export function Playground({ session, route }: { session: Session; route: Route 
     setBusy(true);
     setError('');
     setSim(undefined);
-    const messages = messagesOf();
-    const body = { workflow, messages, ...(stream ? { stream: true } : {}) };
+    const body = { workflow, ...inputOf(), ...(stream ? { stream: true } : {}) };
     const sent = pipelineOf()
-      ? simulated({ workflow, messages })
+      ? simulated({ workflow, ...inputOf() })
       : stream
         ? streamed(body)
         : api<Answer>('console/api/playground', { method: 'POST', body });
@@ -269,17 +275,31 @@ export function Playground({ session, route }: { session: Session; route: Route 
                 ))}
               </select>
             </label>
+            {takesSystem(type) && (
+              <label>
+                System message
+                <textarea
+                  name="system"
+                  rows={2}
+                  value={system}
+                  onInput={(e) => setSystem((e.target as HTMLTextAreaElement).value)}
+                />
+              </label>
+            )}
+            {type === 'vision' && (
+              <label>
+                Image URL
+                <input
+                  name="image_url"
+                  type="url"
+                  required
+                  value={imageUrl}
+                  onInput={(e) => setImageUrl((e.target as HTMLInputElement).value)}
+                />
+              </label>
+            )}
             <label>
-              System message
-              <textarea
-                name="system"
-                rows={2}
-                value={system}
-                onInput={(e) => setSystem((e.target as HTMLTextAreaElement).value)}
-              />
-            </label>
-            <label>
-              User message
+              {TEXT_LABEL[type] ?? 'User message'}
               <textarea
                 name="user"
                 rows={4}
@@ -321,7 +341,7 @@ export function Playground({ session, route }: { session: Session; route: Route 
       {answer && <Result answer={answer} />}
       {sim && <PipelineSimulation sim={sim} />}
       {workflow && list.state === 'done' && !pipelineOf() && (
-        <Compare route={route} list={list.data.data} messages={messagesOf} />
+        <Compare route={route} list={list.data.data} body={inputOf} />
       )}
       {workflow && <CopyAsCode input={{ workflow, system: system.trim() ? system : '', user }} />}
     </main>
