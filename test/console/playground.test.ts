@@ -370,6 +370,19 @@ describe('console playground', () => {
         logs.data.some((e) => e.workflow === wf && e.details?.source === 'console'),
         wf,
       ).toBe(true);
+    // Open in playground from an entry brings back each type's input: an embedding's input, a vision image.
+    for (const [wf, label] of [
+      ['embed', 'Input'],
+      ['vision', 'User message'],
+    ] as const) {
+      await w.page.goto(`${gw.url}/console/#/logs?workflow=${wf}`);
+      await w.page.locator('main tbody a').first().click();
+      await w.page.getByRole('link', { name: 'Open in playground' }).click();
+      await w.page.getByRole('heading', { name: 'Playground' }).waitFor();
+      await w.page.getByLabel(label, { exact: true }).waitFor();
+      expect(await w.page.getByLabel(label, { exact: true }).inputValue()).toBe(`a ${wf} request`);
+      if (wf === 'vision') expect(await w.page.getByLabel('Image URL').inputValue()).toBe(PNG);
+    }
     await clean(w);
   }, 60_000);
 

@@ -39,18 +39,43 @@ const MAX_CARRIED = 2000;
 
 /** "Open in playground" from a request-log entry: its workflow, and its messages when bodies are stored. */
 export function playgroundHref(e: LogEntry): string {
-  const req = (e.bodies as { request?: { messages?: { role?: unknown; content?: unknown }[] } } | undefined)
-    ?.request;
+  type Part = { type?: unknown; text?: unknown; image_url?: { url?: unknown } };
+  const req = (
+    e.bodies as
+      | {
+          request?: { messages?: { role?: unknown; content?: unknown }[]; prompt?: unknown; input?: unknown };
+        }
+      | undefined
+  )?.request;
+  // A message's text: a string, or the text parts of a vision message.
+  const textOf = (c: unknown): string | undefined =>
+    typeof c === 'string'
+      ? c
+      : Array.isArray(c)
+        ? (c as Part[])
+            .filter((p) => p.type === 'text' && typeof p.text === 'string')
+            .map((p) => p.text as string)
+            .join('\n')
+        : undefined;
   const said = (role: string) =>
     req?.messages
-      ?.filter((m) => m.role === role && typeof m.content === 'string')
-      .map((m) => m.content as string)
+      ?.filter((m) => m.role === role)
+      .map((m) => textOf(m.content))
+      .filter((t) => t !== undefined)
       .join('\n')
       .slice(0, MAX_CARRIED) || undefined;
+  // Completion, image, embedding and speech requests carry their text as prompt or input.
+  const plain = [req?.prompt, req?.input].find((v) => typeof v === 'string') as string | undefined;
+  const image = req?.messages
+    ?.flatMap((m) => (Array.isArray(m.content) ? (m.content as Part[]) : []))
+    .find((p) => p.type === 'image_url' && typeof p.image_url?.url === 'string')?.image_url?.url as
+    | string
+    | undefined;
   return href(['playground'], {
     workflow: e.workflow ?? undefined,
     system: said('system'),
-    user: said('user'),
+    user: said('user') ?? plain?.slice(0, MAX_CARRIED),
+    image_url: image && image.length <= MAX_CARRIED ? image : undefined,
   });
 }
 
