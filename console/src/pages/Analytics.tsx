@@ -50,7 +50,9 @@ const LATENCY: ReadonlySet<Metric> = new Set(['latency_p50_ms', 'latency_p95_ms'
 /** The duration buckets' upper bounds (ms) the gateway counts in; the last bucket is open. */
 const BOUNDS = [10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10_000, 30_000, 60_000];
 
-const groupOf = (r: UsageRow): string => (r.workflow !== null ? r.workflow : `${r.provider}/${r.model}`);
+// Requests refused before any provider (counted in the quality figures) have no provider/model.
+const groupOf = (r: UsageRow): string =>
+  r.workflow !== null ? r.workflow : r.provider ? `${r.provider}/${r.model}` : '(no provider)';
 const metricOf = (r: UsageRow, m: Metric): number => (m === 'cost' ? Number(r.cost_usd ?? 0) : (r[m] ?? 0));
 
 /** A percentile of added histograms, as the gateway computes it for one row. */
@@ -130,7 +132,7 @@ export function Analytics({ route }: { route: Route }) {
                 {usage.totals.unpriced_requests > 0 && ` (${usage.totals.unpriced_requests} without pricing)`}
                 . Counted as requests settle: requests, tokens and cost of the requests that reached a
                 provider and came back with usage; errors, cache hits, failovers and latency of every request
-                ({usage.totals.settled_requests ?? 0} settled, {usage.totals.errors ?? 0} errors).
+                (settled: {usage.totals.settled_requests ?? 0}, errors: {usage.totals.errors ?? 0}).
               </p>
               {groups.length === 0 ? (
                 <p>No usage in this range.</p>
