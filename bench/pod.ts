@@ -8,7 +8,9 @@
  * next 5 s with no traffic, RSS peak and CPU per request under `--connections`
  * autocannon connections on the compatible surface, RSS 2 s after the load.
  *   node bench/pod.ts [--runs 3] [--duration 5] [--connections 50] [--root DIR] [--gateway-flags "..."]
- *                     [--memory-limit chart|none|MiB] [--malloc-env chart|none]
+ *                     [--memory-limit chart|none|MiB] [--malloc-env chart|none] [--console]
+ * With --console each variant runs a second time with the web console served and unused
+ * (`SWITCHYARD_CONSOLE=kubernetes`, the bundle in dist/console), as `<variant>+console`.
  * The pod runs with its chart's `gateway.nodeFlags` and memory limit unless told otherwise
  * (bench/lib/pod-runtime.ts).
  */
@@ -33,11 +35,14 @@ const { values } = parseArgs({
     'gateway-flags': { type: 'string' },
     'memory-limit': { type: 'string', default: 'chart' },
     'malloc-env': { type: 'string', default: 'chart' },
+    /** Each variant also with the web console served (the chart's console.enabled), to compare idle RSS. */
+    console: { type: 'boolean', default: false },
   },
 });
 
 interface PodFigures {
-  variant: Variant;
+  /** The variant, `+console` when the console was served. */
+  variant: string;
   coldStartMs: number;
   warmStartMs: number;
   idleMb: number;
@@ -67,13 +72,29 @@ const base: GatewayTargetOptions = {
 const durationS = Number(values.duration);
 const connections = Number(values.connections);
 
-async function measure(sim: Sim, redisUrl: string, variant: Variant): Promise<PodFigures> {
+const consoleEnv = {
+  SWITCHYARD_CONSOLE: 'kubernetes',
+  SWITCHYARD_CONSOLE_DIR: join(root, 'dist/console'),
+};
+
+async function measure(
+  sim: Sim,
+  redisUrl: string,
+  variant: Variant,
+  withConsole: boolean,
+): Promise<PodFigures> {
   const compileCache = mkdtempSync(join(tmpdir(), 'switchyard-pod-cache-'));
+  const opts = {
+    ...base,
+    variant,
+    compileCache,
+    ...(withConsole ? { env: { ...base.env, ...consoleEnv } } : {}),
+  };
   // First start fills the compile cache (a new pod); the second reuses it (a restarted container).
-  const cold = await gatewayTarget([sim], redisUrl, { ...base, variant, compileCache });
+  const cold = await gatewayTarget([sim], redisUrl, opts);
   const coldStartMs = cold.startupMs;
   await cold.stop();
-  const t = await gatewayTarget([sim], redisUrl, { ...base, variant, compileCache });
+  const t = await gatewayTarget([sim], redisUrl, opts);
   try {
     await sleep(1000);
     const idleMb = rssMb(t.pid) ?? Number.NaN;
@@ -97,7 +118,7 @@ async function measure(sim: Sim, redisUrl: string, variant: Variant): Promise<Po
     const afterMb = rssMb(t.pid) ?? Number.NaN;
     rss.close();
     return {
-      variant,
+      variant: withConsole ? `${variant}+console` : variant,
       coldStartMs,
       warmStartMs: t.startupMs,
       idleMb,
@@ -114,17 +135,20 @@ async function measure(sim: Sim, redisUrl: string, variant: Variant): Promise<Po
 }
 
 const variants = values.variants.split(',').map((v) => v.trim()) as Variant[];
+const cases = variants.flatMap((v) =>
+  values.console ? [[v, false] as const, [v, true] as const] : [[v, false] as const],
+);
 const loadStart = loadavg()[0] ?? 0;
 const redis = await startRedis();
 const sim = await startSim(0, 16, 20);
 const all: PodFigures[] = [];
 try {
   for (let run = 0; run < Number(values.runs); run++)
-    for (const variant of variants) {
-      const x = await measure(sim, redis.url, variant);
+    for (const [variant, withConsole] of cases) {
+      const x = await measure(sim, redis.url, variant, withConsole);
       all.push(x);
       process.stdout.write(
-        `run ${run + 1} ${variant}: start ${x.coldStartMs.toFixed(0)} ms (warm cache ${x.warmStartMs.toFixed(0)}), RSS idle ${x.idleMb.toFixed(1)} (${x.idleWakeupsPerS.toFixed(0)} wake-ups/s, ${x.idleCpuMsPerS.toFixed(1)} ms CPU/s) / peak ${x.peakMb.toFixed(1)} / after ${x.afterMb.toFixed(1)} MB, ${Math.round(x.rps)} req/s at c${connections}, ${x.cpuUsPerRequest.toFixed(0)} µs CPU/req (load ${loadavg()[0]?.toFixed(2)})\n`,
+        `run ${run + 1} ${x.variant}: start ${x.coldStartMs.toFixed(0)} ms (warm cache ${x.warmStartMs.toFixed(0)}), RSS idle ${x.idleMb.toFixed(1)} (${x.idleWakeupsPerS.toFixed(0)} wake-ups/s, ${x.idleCpuMsPerS.toFixed(1)} ms CPU/s) / peak ${x.peakMb.toFixed(1)} / after ${x.afterMb.toFixed(1)} MB, ${Math.round(x.rps)} req/s at c${connections}, ${x.cpuUsPerRequest.toFixed(0)} µs CPU/req (load ${loadavg()[0]?.toFixed(2)})\n`,
       );
     }
 } finally {
@@ -140,7 +164,7 @@ const lines = [
     `${connections} (MB) | RSS after (MB) | req/s c${connections} | CPU µs / request |`,
   '|---|---|---|---|---|---|---|---|---|---|',
 ];
-for (const variant of variants) {
+for (const variant of [...new Set(all.map((x) => x.variant))]) {
   const xs = all.filter((x) => x.variant === variant);
   const m = (k: keyof Omit<PodFigures, 'variant'>) => median(xs.map((x) => x[k]));
   lines.push(

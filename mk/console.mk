@@ -24,4 +24,4 @@ console-typecheck: deps
 # The README's screenshots (docs/images), taken by the browser suite against a real gateway.
 .PHONY: screenshots
 screenshots: console console-browser
-	SWITCHYARD_SCREENSHOTS=docs vitest run test/console/browser.test.ts test/console/playground.test.ts
+	SWITCHYARD_SCREENSHOTS=docs vitest run test/console/browser.test.ts test/console/playground.test.ts test/console/operations.test.ts

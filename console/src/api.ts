@@ -18,6 +18,9 @@ export interface Session {
   snapshot_version: string | null;
 }
 
+/** An absolute URL of the gateway's API for `path` (an EventSource needs one). */
+export const apiUrl = (path: string): string => new URL(path, root).toString();
+
 let csrf = '';
 
 /** One call to the gateway's API with the session cookie; writes carry the CSRF token. */

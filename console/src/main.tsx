@@ -1,10 +1,14 @@
 import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { loadSession, type Session, signIn, signOut } from './api.ts';
+import { Analytics } from './pages/Analytics.tsx';
+import { Keys } from './pages/Keys.tsx';
+import { Limits } from './pages/Limits.tsx';
 import { LogEntryPage } from './pages/LogEntry.tsx';
 import { Logs } from './pages/Logs.tsx';
 import { Playground } from './pages/Playground.tsx';
 import { SignIn } from './pages/SignIn.tsx';
+import { Webhooks } from './pages/Webhooks.tsx';
 import { WorkflowDetail, Workflows } from './pages/Workflows.tsx';
 import { href, type Route, replaceRoute, useRoute } from './route.ts';
 import { ThemeToggle } from './theme.tsx';
@@ -15,8 +19,23 @@ function Page({ route, session }: { route: Route; session: Session }) {
   if (section === 'logs' && id) return <LogEntryPage key={id} id={id} t={route.query.get('t')} />;
   if (section === 'logs') return <Logs route={route} />;
   if (section === 'playground') return <Playground session={session} route={route} />;
+  if (section === 'analytics') return <Analytics route={route} />;
+  if (section === 'limits') return <Limits route={route} />;
+  if (section === 'webhooks') return <Webhooks route={route} />;
+  if (section === 'keys') return <Keys route={route} />;
   return <Workflows session={session} />;
 }
+
+/** The console's pages, in the order of the navigation. */
+const SECTIONS = [
+  ['workflows', 'Workflows'],
+  ['logs', 'Request logs'],
+  ['analytics', 'Analytics'],
+  ['limits', 'Spend and limits'],
+  ['webhooks', 'Webhooks'],
+  ['keys', 'API keys'],
+  ['playground', 'Playground'],
+] as const;
 
 function App() {
   const route = useRoute();
@@ -48,15 +67,11 @@ function App() {
         <span class="brand">Switchyard</span>
         {session && (
           <nav aria-label="Console">
-            <a href={href(['workflows'])} aria-current={section === 'workflows' ? 'page' : undefined}>
-              Workflows
-            </a>
-            <a href={href(['logs'])} aria-current={section === 'logs' ? 'page' : undefined}>
-              Request logs
-            </a>
-            <a href={href(['playground'])} aria-current={section === 'playground' ? 'page' : undefined}>
-              Playground
-            </a>
+            {SECTIONS.map(([id, name]) => (
+              <a key={id} href={href([id])} aria-current={section === id ? 'page' : undefined}>
+                {name}
+              </a>
+            ))}
           </nav>
         )}
         <span class="spacer" />

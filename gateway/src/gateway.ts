@@ -172,7 +172,7 @@ export function createGateway(store: SnapshotStore, opts: GatewayOptions = {}): 
 
   const consoleWeb =
     opts.consoleWeb && bundleReady(opts.consoleWeb.dir)
-      ? new ConsoleWeb(stores.consoleSessions, store, now, opts.consoleWeb)
+      ? new ConsoleWeb(stores.consoleSessions, store, now, opts.consoleWeb, { guard: stores.guard, state })
       : undefined;
   if (opts.consoleWeb && !consoleWeb)
     logger.warn({ msg: 'console not served: no built bundle (make console)', dir: opts.consoleWeb.dir });

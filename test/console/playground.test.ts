@@ -23,6 +23,9 @@ import { screenshotPath } from './helpers.ts';
 const PLAY_KEY = 'sy_live_PlaygroundKey0123456789abcdefghijk';
 /** Within the simulator's 40 echoed characters: the answer carries it back. */
 const HOSTILE_ANSWER = '<img src=x onerror="window.__pwned=1">';
+/** A 1x1 PNG as a data: URL, the image a vision request carries. */
+const PNG =
+  'data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII=';
 
 let redis: RunningRedis;
 let sim: Simulator;
@@ -50,6 +53,11 @@ function manifests(simUrl: string) {
         schema: { type: 'object', properties: { name: { type: 'string' } }, required: ['name'] },
       },
     }),
+    workflow('vision', { requestType: 'vision', provider: 'gem', model: 'gemini-2.5-flash' }),
+    workflow('complete', { requestType: 'completion', provider: 'oai', model: 'gpt-4o-mini' }),
+    workflow('embed', { requestType: 'embedding', provider: 'oai', model: 'gpt-4o-mini' }),
+    workflow('image', { requestType: 'image', provider: 'oai', model: 'gpt-4o-mini' }),
+    workflow('speech', { requestType: 'audio', provider: 'oai', model: 'gpt-4o-mini' }),
     workflow('failover', {
       provider: 'oai',
       model: 'fail-503',
@@ -268,6 +276,115 @@ describe('console playground', () => {
     expect(await w.page.locator('main img, main script').count()).toBe(0);
     await clean(w);
   });
+
+  it('compares the same input on three workflows, and on each slot of one workflow pinned, side by side', async () => {
+    const w = await signedIn();
+    await w.page.goto(`${gw.url}/console/#/playground?workflow=chat&compare=failover,structured`);
+    await w.page.getByRole('heading', { name: 'Compare' }).waitFor();
+    await w.page.getByLabel('User message').fill('compare me');
+    await w.page.getByRole('button', { name: 'Compare', exact: true }).click();
+    const columns = w.page.locator('.compare > section');
+    await columns.nth(2).waitFor();
+    expect(await columns.count()).toBe(3);
+    expect(await columns.nth(0).getAttribute('aria-label')).toBe('Compared: chat');
+    expect(await columns.nth(0).textContent()).toContain('Simulated openai/gpt-4o-mini reply: compare me');
+    // Unpinned, the failover workflow fails over as it would for an application.
+    expect(await columns.nth(1).locator('ol.attempts li').count()).toBe(2);
+    expect(await columns.nth(2).getAttribute('aria-label')).toBe('Compared: structured');
+
+    // Each slot pinned: the primary alone (503, no failover) beside the backup alone.
+    await w.page.getByLabel('Each of its slots').check();
+    expect(w.page.url()).toContain('compare=slots');
+    await w.page.getByLabel('Workflow').selectOption('failover');
+    await w.page.goto(`${gw.url}/console/#/playground?workflow=failover&compare=slots`);
+    await w.page.getByLabel('User message').fill('pin me');
+    await w.page.getByRole('button', { name: 'Compare', exact: true }).click();
+    await w.page.locator('.compare > section').nth(1).waitFor();
+    const [primary, backup] = [columns.nth(0), columns.nth(1)];
+    expect(await columns.count()).toBe(2);
+    expect(await primary.getAttribute('aria-label')).toBe('Compared: primary: oai/fail-503');
+    expect(await primary.locator('ol.attempts li').count()).toBe(1);
+    expect(await primary.textContent()).toMatch(/error/);
+    expect(await backup.getAttribute('aria-label')).toBe('Compared: backup 1: claude/claude-haiku-4-5');
+    expect(await backup.locator('ol.attempts li').count()).toBe(1);
+    expect(await backup.textContent()).toContain('Simulated anthropic/claude-haiku-4-5 reply: pin me');
+    for (const scheme of ['light', 'dark'] as const) {
+      await w.page.emulateMedia({ colorScheme: scheme });
+      expect(await accessibilityProblems(w.page), scheme).toEqual([]);
+    }
+    await clean(w);
+
+    // The pinned requests are logged as the console's, with their slot; a slot that does not exist is 400.
+    await gw.gateway.state.flush();
+    const logs = (await fetch(`${gw.url}/v1/request-logs?workflow=failover`, {
+      headers: { authorization: `Bearer ${PLAY_KEY}` },
+    }).then((r) => r.json())) as { data: { details?: Record<string, unknown>; attempts: unknown[] }[] };
+    const pinned = logs.data.filter((e) => e.details?.pinned_slot !== undefined);
+    expect(pinned.map((e) => e.details?.pinned_slot).sort()).toEqual([0, 1]);
+    expect(pinned.every((e) => e.attempts.length === 1)).toBe(true);
+    const bad = await fetch(`${gw.url}/console/api/playground?slot=5`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${PLAY_KEY}` },
+      body: JSON.stringify({ workflow: 'failover', messages: [{ role: 'user', content: 'x' }] }),
+    });
+    expect(bad.status).toBe(400);
+    expect(await bad.json()).toMatchObject({ error: 'invalid_request', param: 'slot' });
+  }, 60_000);
+
+  it('sends every request type a workflow has through the real pipeline, with the field each type takes', async () => {
+    const w = await signedIn();
+    const cases = [
+      ['complete', 'Prompt', /a complete request/],
+      ['embed', 'Input', /"embedding"/],
+      ['image', 'Prompt', /"b64_json"|"url"/],
+      ['speech', 'Text to speak', /audio|"data"/],
+      ['vision', 'User message', /Simulated|"choices"/],
+    ] as const;
+    const seen: string[] = [];
+    for (const [wf, label, shape] of cases) {
+      await w.page.goto(`${gw.url}/console/#/playground?workflow=${wf}`);
+      await w.page.getByLabel(label, { exact: true }).waitFor();
+      expect(await w.page.getByLabel('System message').count()).toBe(wf === 'vision' ? 1 : 0);
+      if (wf === 'vision') await w.page.getByLabel('Image URL').fill(PNG);
+      await w.page.getByLabel(label, { exact: true }).fill(`a ${wf} request`);
+      await w.page.getByRole('button', { name: 'Send' }).click();
+      const status = w.page.locator('#answer-h .badge');
+      await status.waitFor();
+      const answer = (await w.page.locator('pre.answer').textContent()) ?? '';
+      seen.push(`${wf}: ${await status.textContent()}`);
+      expect(await status.textContent(), `${wf}: ${answer.slice(0, 200)}`).toBe('success');
+      expect(answer).toMatch(shape);
+    }
+    console.log(`request types: ${seen.join(', ')}`);
+    // The vision form (image URL field) with its answer, light and dark.
+    for (const scheme of ['light', 'dark'] as const) {
+      await w.page.emulateMedia({ colorScheme: scheme });
+      expect(await accessibilityProblems(w.page), scheme).toEqual([]);
+    }
+    await gw.gateway.state.flush();
+    const logs = (await fetch(`${gw.url}/v1/request-logs?limit=50`, {
+      headers: { authorization: `Bearer ${PLAY_KEY}` },
+    }).then((r) => r.json())) as { data: { workflow: string; details?: Record<string, unknown> }[] };
+    for (const [wf] of cases)
+      expect(
+        logs.data.some((e) => e.workflow === wf && e.details?.source === 'console'),
+        wf,
+      ).toBe(true);
+    // Open in playground from an entry brings back each type's input: an embedding's input, a vision image.
+    for (const [wf, label] of [
+      ['embed', 'Input'],
+      ['vision', 'User message'],
+    ] as const) {
+      await w.page.goto(`${gw.url}/console/#/logs?workflow=${wf}`);
+      await w.page.locator('main tbody a').first().click();
+      await w.page.getByRole('link', { name: 'Open in playground' }).click();
+      await w.page.getByRole('heading', { name: 'Playground' }).waitFor();
+      await w.page.getByLabel(label, { exact: true }).waitFor();
+      expect(await w.page.getByLabel(label, { exact: true }).inputValue()).toBe(`a ${wf} request`);
+      if (wf === 'vision') expect(await w.page.getByLabel('Image URL').inputValue()).toBe(PNG);
+    }
+    await clean(w);
+  }, 60_000);
 
   it('has no serious or critical accessibility problem, light and dark, before and after an answer', async () => {
     const found: string[] = [];

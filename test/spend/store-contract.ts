@@ -76,6 +76,18 @@ export function guardStoreContract(name: string, setup: () => Promise<StoreUnder
       expect(b.caps[0]).toMatchObject({ held: 170, leased: 490, refused: false });
     });
 
+    it('peek reads spent, leased, holders and the threshold reached, and changes nothing', async () => {
+      const c = cap(pid('peek'), 1_000);
+      expect(await store.peek([c])).toEqual([{ spent: 0, leased: 0, holders: 0, level: 0 }]);
+      await lease('pod-a', [op(c, { need: 10 })]);
+      const a = await lease('pod-a', [op(c, { used: 850, committed: 0, want: 0 })]);
+      await lease('pod-b', [op(c, { need: 10, want: 10 })]);
+      const [seen] = await store.peek([c]);
+      expect(seen).toEqual({ spent: 850, leased: 10, holders: 1, level: 80 });
+      expect(a.crossings.map((x) => x.level)).toEqual([80]);
+      expect(await store.peek([c])).toEqual([seen]);
+    });
+
     it('moves what was used from the lease to spent, keeps or resizes the rest', async () => {
       const c = cap(pid('report'), 10_000);
       await lease('pod', [op(c, { need: 100 })]);

@@ -10,6 +10,7 @@ import {
   UsageRangeError,
 } from '#gateway/state/types';
 import { allPages, entry, projectId, usage } from './fixtures.ts';
+import { usageQualityContract } from './usage-quality-suite.ts';
 
 /** What the contract suite needs from one backend. */
 export interface StateUnderTest {
@@ -428,5 +429,7 @@ export function stateContract(name: string, setup: () => Promise<StateUnderTest>
         expect(await state.queryUsage(p, { ...q, from, to: from + MAX_USAGE_RANGE_MS })).toEqual([]);
       });
     });
+
+    usageQualityContract(() => state);
   });
 }

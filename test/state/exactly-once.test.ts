@@ -135,6 +135,8 @@ describe('runtime state writes are exactly once', () => {
     expect(deduplicated).toBe(50);
     expect(ids).toEqual(Array.from({ length: 70 }, (_, i) => entry(p, 69 - i).request_log_id));
     expect(rows.map((r) => r.requests)).toEqual([70]);
+    const quality = await state.queryUsage(p, { ...usageRange, quality: true });
+    expect(quality.map((r) => [r.settled_requests, r.errors, r.failovers])).toEqual([[70, 7, 14]]);
   });
 
   it('a batch whose call never reached Redis is written when sent again', async () => {

@@ -126,7 +126,11 @@ export function settleMany(state: RuntimeState, project: string, from: number, t
     state.write({
       projectId: project,
       log: entry(project, n),
-      usage: usage({ hourStartSec: HOUR }),
+      // One in ten an error, one in five a failover: the quality figures ride the same write.
+      usage: usage({
+        hourStartSec: HOUR,
+        quality: { durationMs: 40, error: n % 10 === 0, cacheHit: false, failover: n % 5 === 0 },
+      }),
       logCap: 10_000,
     });
 }

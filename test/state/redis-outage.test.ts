@@ -96,6 +96,14 @@ describe('redis runtime state when Redis goes away', () => {
         .map((n) => entry(p, n).request_log_id),
     );
     expect(rows.map((r) => r.requests)).toEqual([before + during]);
+    // The quality counters of the same writes arrive once each too.
+    const quality = await state.queryUsage(p, { ...usageRange, quality: true });
+    console.log(
+      `outage: quality after the restart: ${quality[0]?.settled_requests} settled, ${quality[0]?.errors} errors, ${quality[0]?.failovers} failovers`,
+    );
+    expect(quality.map((r) => [r.settled_requests, r.errors, r.failovers])).toEqual([
+      [before + during, (before + during) / 10, (before + during) / 5],
+    ]);
     expect(await metric(registry, 'switchyard_state_write_buffer_settlements')).toBe(0);
     expect(lines.some((l) => l.level === 40 && String(l.msg).includes('buffering'))).toBe(true);
     expect(lines.some((l) => String(l.msg).includes('takes writes again') && l.written === during)).toBe(

@@ -1,29 +1,11 @@
 import { api } from '../api.ts';
-import type { Attempt } from '../attempts.tsx';
 import { useLoad } from '../load.ts';
+import { entryHref, type LogEntry, type LogPage } from '../log-entry.ts';
 import { href, type Route } from '../route.ts';
 import { Badge, Heading, Pending, text } from '../ui.tsx';
+import { LiveTail } from './LiveTail.tsx';
 
-export interface LogEntry {
-  request_log_id: string;
-  type: string;
-  time: string;
-  workflow: string | null;
-  status: string;
-  outcome: string;
-  http_status: number;
-  used_provider: string | null;
-  used_model: string | null;
-  attempts: Attempt[];
-  duration_ms: number;
-  cost_usd: string | null;
-  [field: string]: unknown;
-}
-
-export interface LogPage {
-  data: LogEntry[];
-  next_cursor: string | null;
-}
+export { entryHref, type LogEntry, type LogPage };
 
 /** The filters the request-log API has; each is a URL parameter of the page and of the API call. */
 export const FILTERS = [
@@ -36,15 +18,13 @@ export const FILTERS = [
   'to',
   'limit',
 ] as const;
+/** The filters a live tail takes (a time range or page size means nothing to it). */
+const TAIL_FILTERS = ['workflow', 'status', 'type', 'session_id', 'channel_id'] as const;
 const TYPES = ['request', 'webhook_attempt', 'callback', 'session_summary', 'budget_threshold'];
 
 /** A request the console's playground sent (its entry's `details.source`). */
 const fromConsole = (e: LogEntry): boolean =>
   (e.details as { source?: unknown } | undefined)?.source === 'console';
-
-/** The permalink of one entry: its id, and its time so one query finds it. */
-export const entryHref = (e: LogEntry): string =>
-  href(['logs', e.request_log_id], { t: String(Date.parse(e.time)) });
 
 export function Logs({ route }: { route: Route }) {
   const q = route.query;
@@ -55,8 +35,13 @@ export function Logs({ route }: { route: Route }) {
   }
   if (!params.has('limit')) params.set('limit', '50');
   const query = params.toString();
-  const loaded = useLoad(query, () => api<LogPage>(`v1/request-logs?${query}`));
+  const live = q.get('live') === '1';
+  const loaded = useLoad(live ? 'live' : query, () =>
+    live ? Promise.resolve({ data: [], next_cursor: null }) : api<LogPage>(`v1/request-logs?${query}`),
+  );
   const filters = Object.fromEntries(FILTERS.map((k) => [k, q.get(k) ?? undefined]));
+  const tailQuery = new URLSearchParams();
+  for (const k of TAIL_FILTERS) if (filters[k]) tailQuery.set(k, filters[k]);
 
   const apply = (e: Event) => {
     e.preventDefault();
@@ -66,6 +51,7 @@ export function Logs({ route }: { route: Route }) {
       const v = String(form.get(k) ?? '').trim();
       if (v) next[k] = v;
     }
+    if (live) next.live = '1';
     window.location.hash = href(['logs'], next);
   };
 
@@ -112,61 +98,72 @@ export function Logs({ route }: { route: Route }) {
         </label>
         <button type="submit">Apply</button>
       </form>
-      <Pending loaded={loaded}>
-        {(page) => (
-          <>
-            {page.data.length === 0 ? (
-              <p>No entries match.</p>
-            ) : (
-              <table>
-                <thead>
-                  <tr>
-                    <th scope="col">Time</th>
-                    <th scope="col">Type</th>
-                    <th scope="col">Workflow</th>
-                    <th scope="col">Status</th>
-                    <th scope="col">HTTP</th>
-                    <th scope="col">Model</th>
-                    <th scope="col">Attempts</th>
-                    <th scope="col">Duration</th>
-                    <th scope="col">Cost (USD)</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {page.data.map((e) => (
-                    <tr key={e.request_log_id}>
-                      <td>
-                        <a href={entryHref(e)}>{e.time}</a>
-                      </td>
-                      <td>
-                        {e.type}
-                        {fromConsole(e) && <span class="source"> · console</span>}
-                      </td>
-                      <td>{text(e.workflow)}</td>
-                      <td>
-                        <Badge value={e.status} /> {e.outcome}
-                      </td>
-                      <td>{e.http_status}</td>
-                      <td>{text(e.used_model)}</td>
-                      <td>{e.attempts.length}</td>
-                      <td>{Math.round(e.duration_ms)} ms</td>
-                      <td>{text(e.cost_usd)}</td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            )}
-            <nav class="pager" aria-label="Pages">
-              {q.get('cursor') && <a href={href(['logs'], filters)}>First page</a>}
-              {page.next_cursor && (
-                <a href={href(['logs'], { ...filters, cursor: page.next_cursor })} rel="next">
-                  Older entries
-                </a>
-              )}
-            </nav>
-          </>
+      <p>
+        {live ? (
+          <a href={href(['logs'], filters)}>Stop the live tail</a>
+        ) : (
+          <a href={href(['logs'], { ...filters, live: '1' })}>Live tail</a>
         )}
-      </Pending>
+      </p>
+      {live ? (
+        <LiveTail query={tailQuery.toString()} />
+      ) : (
+        <Pending loaded={loaded}>
+          {(page) => (
+            <>
+              {page.data.length === 0 ? (
+                <p>No entries match.</p>
+              ) : (
+                <table>
+                  <thead>
+                    <tr>
+                      <th scope="col">Time</th>
+                      <th scope="col">Type</th>
+                      <th scope="col">Workflow</th>
+                      <th scope="col">Status</th>
+                      <th scope="col">HTTP</th>
+                      <th scope="col">Model</th>
+                      <th scope="col">Attempts</th>
+                      <th scope="col">Duration</th>
+                      <th scope="col">Cost (USD)</th>
+                    </tr>
+                  </thead>
+                  <tbody>
+                    {page.data.map((e) => (
+                      <tr key={e.request_log_id}>
+                        <td>
+                          <a href={entryHref(e)}>{e.time}</a>
+                        </td>
+                        <td>
+                          {e.type}
+                          {fromConsole(e) && <span class="source"> · console</span>}
+                        </td>
+                        <td>{text(e.workflow)}</td>
+                        <td>
+                          <Badge value={e.status} /> {e.outcome}
+                        </td>
+                        <td>{e.http_status}</td>
+                        <td>{text(e.used_model)}</td>
+                        <td>{e.attempts.length}</td>
+                        <td>{Math.round(e.duration_ms)} ms</td>
+                        <td>{text(e.cost_usd)}</td>
+                      </tr>
+                    ))}
+                  </tbody>
+                </table>
+              )}
+              <nav class="pager" aria-label="Pages">
+                {q.get('cursor') && <a href={href(['logs'], filters)}>First page</a>}
+                {page.next_cursor && (
+                  <a href={href(['logs'], { ...filters, cursor: page.next_cursor })} rel="next">
+                    Older entries
+                  </a>
+                )}
+              </nav>
+            </>
+          )}
+        </Pending>
+      )}
     </main>
   );
 }

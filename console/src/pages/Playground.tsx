@@ -1,7 +1,10 @@
-import { useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 import { ApiError, api, apiStream, type Session } from '../api.ts';
 import { type Attempt, Attempts } from '../attempts.tsx';
+import { Compare } from '../compare.tsx';
 import { useLoad } from '../load.ts';
+import { type PipelineSim, PipelineSimulation } from '../pipeline-sim.tsx';
+import { TEXT_LABEL, takesSystem, typedBody } from '../request-types.ts';
 import { href, type Route, replaceRoute } from '../route.ts';
 import { SNIPPETS, type SnippetInput } from '../snippets.ts';
 import { Badge, Fields, Heading, Pending, text } from '../ui.tsx';
@@ -36,18 +39,43 @@ const MAX_CARRIED = 2000;
 
 /** "Open in playground" from a request-log entry: its workflow, and its messages when bodies are stored. */
 export function playgroundHref(e: LogEntry): string {
-  const req = (e.bodies as { request?: { messages?: { role?: unknown; content?: unknown }[] } } | undefined)
-    ?.request;
+  type Part = { type?: unknown; text?: unknown; image_url?: { url?: unknown } };
+  const req = (
+    e.bodies as
+      | {
+          request?: { messages?: { role?: unknown; content?: unknown }[]; prompt?: unknown; input?: unknown };
+        }
+      | undefined
+  )?.request;
+  // A message's text: a string, or the text parts of a vision message.
+  const textOf = (c: unknown): string | undefined =>
+    typeof c === 'string'
+      ? c
+      : Array.isArray(c)
+        ? (c as Part[])
+            .filter((p) => p.type === 'text' && typeof p.text === 'string')
+            .map((p) => p.text as string)
+            .join('\n')
+        : undefined;
   const said = (role: string) =>
     req?.messages
-      ?.filter((m) => m.role === role && typeof m.content === 'string')
-      .map((m) => m.content as string)
+      ?.filter((m) => m.role === role)
+      .map((m) => textOf(m.content))
+      .filter((t) => t !== undefined)
       .join('\n')
       .slice(0, MAX_CARRIED) || undefined;
+  // Completion, image, embedding and speech requests carry their text as prompt or input.
+  const plain = [req?.prompt, req?.input].find((v) => typeof v === 'string') as string | undefined;
+  const image = req?.messages
+    ?.flatMap((m) => (Array.isArray(m.content) ? (m.content as Part[]) : []))
+    .find((p) => p.type === 'image_url' && typeof p.image_url?.url === 'string')?.image_url?.url as
+    | string
+    | undefined;
   return href(['playground'], {
     workflow: e.workflow ?? undefined,
     system: said('system'),
-    user: said('user'),
+    user: said('user') ?? plain?.slice(0, MAX_CARRIED),
+    image_url: image && image.length <= MAX_CARRIED ? image : undefined,
   });
 }
 
@@ -170,19 +198,34 @@ export function Playground({ session, route }: { session: Session; route: Route 
   const [live, setLive] = useState<string | undefined>();
   const [busy, setBusy] = useState(false);
   const [answer, setAnswer] = useState<Answer | undefined>();
+  const [sim, setSim] = useState<PipelineSim | undefined>();
   const [error, setError] = useState('');
+  // Another workflow's answer is not this one's.
+  useEffect(() => {
+    setAnswer(undefined);
+    setSim(undefined);
+    setError('');
+  }, [workflow]);
 
   const choose = (name: string) => replaceRoute(href(['playground'], { workflow: name || undefined }));
+  const [imageUrl, setImageUrl] = useState(q.get('image_url') ?? '');
+  const chosen = () => (list.state === 'done' ? list.data.data.find((w) => w.name === workflow) : undefined);
+  const type = chosen()?.request_type ?? 'chat';
+  const inputOf = () => typedBody(type, { system, user, imageUrl });
+  const eventName = (w?: WorkflowView) => (typeof w?.event_name === 'string' ? w.event_name : undefined);
+  const pipelineOf = () =>
+    list.state === 'done' ? eventName(list.data.data.find((w) => w.name === workflow)) : undefined;
   const send = (e: Event) => {
     e.preventDefault();
     setBusy(true);
     setError('');
-    const messages = [
-      ...(system.trim() ? [{ role: 'system', content: system }] : []),
-      { role: 'user', content: user },
-    ];
-    const body = { workflow, messages, ...(stream ? { stream: true } : {}) };
-    const sent = stream ? streamed(body) : api<Answer>('console/api/playground', { method: 'POST', body });
+    setSim(undefined);
+    const body = { workflow, ...inputOf(), ...(stream ? { stream: true } : {}) };
+    const sent = pipelineOf()
+      ? simulated({ workflow, ...inputOf() })
+      : stream
+        ? streamed(body)
+        : api<Answer>('console/api/playground', { method: 'POST', body });
     sent
       .then(setAnswer, (err: Error) => {
         setAnswer(undefined);
@@ -192,6 +235,16 @@ export function Playground({ session, route }: { session: Session; route: Route 
         setBusy(false);
         setLive(undefined);
       });
+  };
+
+  /** A backend-pipeline workflow: the AI step for real, then the simulated webhook, backend and merge. */
+  const simulated = async (body: unknown): Promise<Answer> => {
+    setAnswer(undefined);
+    const r = await api<
+      PipelineSim & { ai_response: Omit<Answer, 'playground'>; playground: Answer['playground'] }
+    >('console/api/playground/pipeline', { method: 'POST', body });
+    setSim(r);
+    return { ...r.ai_response, playground: r.playground };
   };
 
   /** Sends as a stream, showing the text as it arrives; the answer is complete with its `meta` event. */
@@ -247,17 +300,31 @@ export function Playground({ session, route }: { session: Session; route: Route 
                 ))}
               </select>
             </label>
+            {takesSystem(type) && (
+              <label>
+                System message
+                <textarea
+                  name="system"
+                  rows={2}
+                  value={system}
+                  onInput={(e) => setSystem((e.target as HTMLTextAreaElement).value)}
+                />
+              </label>
+            )}
+            {type === 'vision' && (
+              <label>
+                Image URL
+                <input
+                  name="image_url"
+                  type="url"
+                  required
+                  value={imageUrl}
+                  onInput={(e) => setImageUrl((e.target as HTMLInputElement).value)}
+                />
+              </label>
+            )}
             <label>
-              System message
-              <textarea
-                name="system"
-                rows={2}
-                value={system}
-                onInput={(e) => setSystem((e.target as HTMLTextAreaElement).value)}
-              />
-            </label>
-            <label>
-              User message
+              {TEXT_LABEL[type] ?? 'User message'}
               <textarea
                 name="user"
                 rows={4}
@@ -276,6 +343,12 @@ export function Playground({ session, route }: { session: Session; route: Route 
                 />
                 Stream the answer
               </label>
+              {pipelineOf() && (
+                <span class="reason">
+                  Backend pipeline (event {pipelineOf()}): the AI step runs, the webhook and the backend
+                  (about 1.5 s) are simulated.
+                </span>
+              )}
               <button type="submit" disabled={busy || !workflow}>
                 Send
               </button>
@@ -291,6 +364,10 @@ export function Playground({ session, route }: { session: Session; route: Route 
       )}
       {live !== undefined && <pre class="body answer live">{live}</pre>}
       {answer && <Result answer={answer} />}
+      {sim && <PipelineSimulation sim={sim} />}
+      {workflow && list.state === 'done' && !pipelineOf() && (
+        <Compare route={route} list={list.data.data} body={inputOf} />
+      )}
       {workflow && <CopyAsCode input={{ workflow, system: system.trim() ? system : '', user }} />}
     </main>
   );

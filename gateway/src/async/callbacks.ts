@@ -39,6 +39,19 @@ export async function callback(
   }
 }
 
+/**
+ * The final result of a backend-pipeline request: the backend's data merged over the generated
+ * data; a non-object answer (chat text) is kept under `ai_response`. The console's pipeline
+ * simulation merges with this too, so it shows what a real callback produces.
+ */
+export function mergeCallback(ai: ResultBody, data: Record<string, unknown>): ResultBody {
+  const base =
+    ai.data !== null && typeof ai.data === 'object' && !Array.isArray(ai.data)
+      ? (ai.data as Record<string, unknown>)
+      : { ai_response: ai.data };
+  return { ...ai, data: { ...base, ...data } };
+}
+
 async function complete(
   d: AsyncDeps,
   rec: ChannelRecord,
@@ -53,14 +66,7 @@ async function complete(
     await timeout(d, rec);
     throw closedError(channelId);
   }
-  const ai = rec.doc.ai_response as ResultBody;
-  // The backend's data merged over the generated data; a non-object answer (chat text) is kept
-  // under `ai_response`.
-  const base =
-    ai.data !== null && typeof ai.data === 'object' && !Array.isArray(ai.data)
-      ? (ai.data as Record<string, unknown>)
-      : { ai_response: ai.data };
-  const result: ResultBody = { ...ai, data: { ...base, ...cb.data } };
+  const result = mergeCallback(rec.doc.ai_response as ResultBody, cb.data);
   const doc: ChannelDoc = { ...rec.doc, updated_at: now, result };
   const t = await d.channels.transition(projectId, channelId, ['awaiting_callback'], {
     state: 'completed',

@@ -33,7 +33,9 @@ const ttlOf = (ex: Exchange, p: Prepared): number | undefined =>
   ex.kind === 'summary' ? undefined : p.plan.workflow?.config.responseCacheTtlSeconds;
 
 /** Whether the cache would look this request up (not a session workflow, a cacheable kind, no no-store). */
+// A pinned slot's answer is not the workflow's answer: it neither reads nor fills the cache.
 const lookable = (ex: Exchange, p: Prepared): boolean =>
+  p.plan.pinnedSlot === undefined &&
   p.plan.workflow?.config.sessionMemory.enabled !== true &&
   CACHEABLE.has(p.request.kind) &&
   !(ex.cacheControl?.toLowerCase().includes('no-store') ?? false);

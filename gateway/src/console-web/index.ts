@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import type { Pipeline } from '../pipeline/run.ts';
 import type { SnapshotStore } from '../snapshot/store.ts';
+import type { ConsoleWebReads } from './reads.ts';
 import { ConsoleSessions, type SessionLimits } from './sessions.ts';
 import type { ConsoleSessionStore } from './store.ts';
 
@@ -16,7 +17,15 @@ export interface ConsoleWebOptions {
   /** The path prefix the browser sees the gateway under; X-Forwarded-Prefix decides when unset. */
   basePath?: string | undefined;
   limits?: Partial<SessionLimits> | undefined;
+  /** How often the live tail reads the request log (default 1 s). */
+  tailPollMs?: number | undefined;
+  /** Live tails one project may hold open on a gateway at once (default 16). */
+  tailsPerProject?: number | undefined;
+  /** The playground's simulated backend answers a backend-pipeline workflow after this long (1.5 s). */
+  simulatedBackendMs?: number | undefined;
 }
+
+export type { ConsoleWebReads };
 
 export const consoleWebEnv = z.object({
   SWITCHYARD_CONSOLE_DIR: z.string().min(1).default('dist/console'),
@@ -24,12 +33,17 @@ export const consoleWebEnv = z.object({
     .string()
     .regex(/^(\/[A-Za-z0-9._~-]+)*$/, 'must be empty or a path like /switchyard, without a trailing slash')
     .optional(),
+  SWITCHYARD_SIMULATED_BACKEND_MS: z.coerce.number().int().min(0).default(1500),
 });
 
 /** The console's settings from the environment (the caller decides whether the console is on). */
 export function consoleWebFromEnv(env: NodeJS.ProcessEnv = process.env): ConsoleWebOptions {
   const e = consoleWebEnv.parse(env);
-  return { dir: e.SWITCHYARD_CONSOLE_DIR, basePath: e.SWITCHYARD_CONSOLE_BASE_PATH };
+  return {
+    dir: e.SWITCHYARD_CONSOLE_DIR,
+    basePath: e.SWITCHYARD_CONSOLE_BASE_PATH,
+    simulatedBackendMs: e.SWITCHYARD_SIMULATED_BACKEND_MS,
+  };
 }
 
 /**
@@ -42,15 +56,18 @@ export class ConsoleWeb {
   readonly #opts: ConsoleWebOptions;
   readonly #snapshots: SnapshotStore;
   readonly #now: () => number;
+  readonly #reads: ConsoleWebReads;
 
   constructor(
     store: ConsoleSessionStore,
     snapshots: SnapshotStore,
     now: () => number,
     opts: ConsoleWebOptions,
+    reads: ConsoleWebReads,
   ) {
     this.sessions = new ConsoleSessions(store, opts.limits);
     this.#opts = opts;
+    this.#reads = reads;
     this.#snapshots = snapshots;
     this.#now = now;
   }
@@ -67,6 +84,10 @@ export class ConsoleWeb {
           snapshots: this.#snapshots,
           now: this.#now,
           pipeline,
+          reads: this.#reads,
+          tailPollMs: this.#opts.tailPollMs,
+          tailsPerProject: this.#opts.tailsPerProject,
+          simulatedBackendMs: this.#opts.simulatedBackendMs,
         });
       },
       { prefix: '/console' },

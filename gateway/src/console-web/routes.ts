@@ -6,9 +6,13 @@ import { GatewayError } from '../errors/index.ts';
 import type { Pipeline } from '../pipeline/run.ts';
 import { invalidRequest } from '../requests/zod-error.ts';
 import type { SnapshotStore } from '../snapshot/store.ts';
+import { pipelineSimRoute } from './pipeline-sim.ts';
 import { playgroundRoute } from './playground.ts';
+import type { ConsoleWebReads } from './reads.ts';
 import { basePathOf, type ConsoleSessions, SESSION_COOKIE, setSessionCookie } from './sessions.ts';
 import { type BundleFile, indexBundle, SECURITY_HEADERS } from './static.ts';
+import { tailRoute } from './tail.ts';
+import { viewRoutes } from './views.ts';
 
 export interface ConsoleWebRoutesOptions {
   dir: string;
@@ -17,6 +21,10 @@ export interface ConsoleWebRoutesOptions {
   snapshots: SnapshotStore;
   now: () => number;
   pipeline: Pipeline;
+  reads: ConsoleWebReads;
+  tailPollMs?: number | undefined;
+  tailsPerProject?: number | undefined;
+  simulatedBackendMs?: number | undefined;
 }
 
 const signIn = z.union([
@@ -72,6 +80,14 @@ export async function consoleWebRoutes(app: FastifyInstance, opts: ConsoleWebRou
   });
 
   playgroundRoute(app, opts.pipeline);
+  pipelineSimRoute(app, opts.pipeline, { backendMs: opts.simulatedBackendMs ?? 1500, now });
+  viewRoutes(app, { snapshots, guard: opts.reads.guard, now });
+  tailRoute(app, {
+    state: opts.reads.state,
+    now,
+    ...(opts.tailPollMs === undefined ? {} : { pollMs: opts.tailPollMs }),
+    ...(opts.tailsPerProject === undefined ? {} : { perProject: opts.tailsPerProject }),
+  });
 
   app.post('/api/session', async (req, reply) => {
     await sessions.attempt(req.ip);

@@ -14,6 +14,7 @@ import {
   UsageRangeError,
   type UsageRow,
 } from '../state/types.ts';
+import { qualityTotals } from '../state/usage-quality.ts';
 import { authOf } from './context.ts';
 
 const DAY_MS = 86_400_000;
@@ -70,6 +71,7 @@ const usageQuery = z
       .enum(['workflow', 'model'], { error: 'group_by must be workflow or model' })
       .default('workflow'),
     granularity: z.enum(['hour', 'day'], { error: 'granularity must be hour or day' }).default('hour'),
+    include: z.enum(['quality'], { error: 'include must be quality' }).optional(),
   })
   .strict();
 
@@ -118,7 +120,7 @@ function totals(rows: UsageRow[]) {
       micros += usdToMicros(r.cost_usd);
     }
   }
-  return { ...t, cost_usd: priced ? microsToUsd(micros) : null };
+  return { ...t, cost_usd: priced ? microsToUsd(micros) : null, ...qualityTotals(rows) };
 }
 
 /**
@@ -128,7 +130,7 @@ function totals(rows: UsageRow[]) {
 export function readRoutes(app: FastifyInstance, state: RuntimeState, now: () => number): void {
   const config = { scope: 'console' } as const;
 
-  app.get('/request-logs', { config }, async (req) => {
+  app.get('/request-logs', { config }, async (req, reply) => {
     const auth = authOf(req);
     const q = parseQuery(logsQuery, req.query);
     const query: LogQuery = { limit: q.limit };
@@ -143,7 +145,13 @@ export function readRoutes(app: FastifyInstance, state: RuntimeState, now: () =>
       'cursor',
     ] as const)
       if (q[k] !== undefined) Object.assign(query, { [k]: q[k] });
+    const started = performance.now();
     const page = await state.queryLogs(auth.project.config.id, query).catch(stateError);
+    // The server's own timing (the console's speed test reads it): the read, and the whole request so far.
+    reply.header(
+      'server-timing',
+      `state;dur=${(performance.now() - started).toFixed(1)}, total;dur=${reply.elapsedTime.toFixed(1)}`,
+    );
     return {
       object: 'list',
       data: page.entries,
@@ -167,7 +175,13 @@ export function readRoutes(app: FastifyInstance, state: RuntimeState, now: () =>
         },
       );
     const rows = await state
-      .queryUsage(auth.project.config.id, { from, to, groupBy: q.group_by, granularity: q.granularity })
+      .queryUsage(auth.project.config.id, {
+        from,
+        to,
+        groupBy: q.group_by,
+        granularity: q.granularity,
+        ...(q.include === 'quality' ? { quality: true } : {}),
+      })
       .catch(stateError);
     return {
       object: 'usage',

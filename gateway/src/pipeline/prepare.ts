@@ -33,6 +33,8 @@ export interface PrepareOptions {
   async: boolean;
   /** The client's body in a provider's own API, carried on a chat request (see NativeRequest). */
   native?: NativeRequest | undefined;
+  /** The console's compare: run only this slot of the workflow (0 the primary, 1.. the backups). */
+  pinSlot?: number | undefined;
 }
 
 /** The one refusal of a backend-pipeline workflow outside the async endpoint, for every surface. */
@@ -67,6 +69,21 @@ function gateCompat(wf: RuntimeWorkflow, allowed: readonly RequestType[], async:
       `Workflow "${wf.config.name}" has request type ${type}; this endpoint serves ${allowed.join(' and ')} workflows.`,
       { param: 'model', hint: `Workflows of request type ${type} are served by ${COMPAT_ENDPOINT[type]}.` },
     );
+}
+
+/** The one slot a pinned request runs on; every slot when none is pinned. */
+function pinned<T>(slots: T[], pin: number | undefined): T[] {
+  if (pin === undefined) return slots;
+  const slot = slots[pin];
+  if (!slot)
+    throw new GatewayError(
+      'invalid_request',
+      `slot ${pin} does not exist: this route has ${slots.length} slots.`,
+      {
+        param: 'slot',
+      },
+    );
+  return [slot];
 }
 
 export function prepare(auth: AuthContext, body: NativeBody, opts: PrepareOptions): Prepared {
@@ -118,7 +135,7 @@ export function prepare(auth: AuthContext, body: NativeBody, opts: PrepareOption
       throw err;
     }
   }
-  const slots = wf ? wf.slots : route.kind === 'direct' ? [route.slot] : [];
+  const slots = pinned(wf ? wf.slots : route.kind === 'direct' ? [route.slot] : [], opts.pinSlot);
   const primary = slots[0]!;
   const testMode = wf?.config.testMode ?? false;
   // Carried only to a chain with a slot that speaks it: elsewhere it would only weigh on the cache key.
@@ -138,6 +155,7 @@ export function prepare(auth: AuthContext, body: NativeBody, opts: PrepareOption
       testMode,
       structured: structured.kind === 'schema' ? structured.output : undefined,
       json: structured.kind === 'json',
+      ...(opts.pinSlot === undefined ? {} : { pinnedSlot: opts.pinSlot }),
     },
     request,
     workflowName: wf?.config.name ?? null,

@@ -25,6 +25,10 @@ export interface PipelineRequest {
   compat?: { allowed: readonly RequestType[] } | undefined;
   /** The body as the client wrote it in a provider's API, for the adapter that speaks it (chat only). */
   native?: NativeRequest | undefined;
+  /** The console's backend-pipeline simulation: an `eventName` workflow's AI step runs at once. */
+  pipelineSimulation?: boolean | undefined;
+  /** The console's compare: only this slot of the workflow runs (see PrepareOptions.pinSlot). */
+  pinSlot?: number | undefined;
 }
 
 /** An async request's admission: accepted (its job runs later) or refused at once. */
@@ -83,7 +87,12 @@ export class Pipeline {
 
   #prepare(ex: Exchange, req: PipelineRequest, async: boolean): Prepared | Refused {
     try {
-      const p = prepare(ex.auth, req.body, { compat: req.compat, async, native: req.native });
+      const p = prepare(ex.auth, req.body, {
+        compat: req.compat,
+        async: async || req.pipelineSimulation === true,
+        native: req.native,
+        pinSlot: req.pinSlot,
+      });
       ex.progress.prepared = p;
       return p;
     } catch (err) {

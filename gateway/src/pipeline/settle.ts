@@ -74,20 +74,35 @@ export function requestLogEntry(
   };
 }
 
-/** Usage counts what reached a provider and came back with usage; refusals and failures are in the logs. */
+/**
+ * Usage counts what reached a provider and came back with usage; refusals and failures are in the
+ * logs. Every settled request of an application (with or without usage) also adds its quality
+ * figures: error, cache hit, failover and duration, read by the analytics.
+ */
 export function usageIncrement(f: FinishedRequest, now: number): UsageIncrement | undefined {
   const r = f.record;
-  if (!r.usage || !r.usedProvider) return undefined;
+  const quality =
+    (r.logType ?? 'request') === 'request' && r.surface !== 'internal'
+      ? {
+          durationMs: f.durationMs,
+          error: (r.outcome ?? (f.status < 400 ? 'success' : 'client_error')) !== 'success',
+          cacheHit: r.cache === 'hit',
+          failover: (r.attempts?.length ?? 0) > 1,
+        }
+      : undefined;
+  const used = r.usage && r.usedProvider ? r.usage : undefined;
+  if (!used && !quality) return undefined;
   return {
     hourStartSec: Math.floor(now / HOUR_MS) * 3600,
     workflow: r.workflow ?? '',
-    provider: r.usedProvider,
+    provider: r.usedProvider ?? '',
     model: r.usedModel ?? '',
-    requests: 1,
-    prompt_tokens: r.usage.prompt_tokens ?? 0,
-    completion_tokens: r.usage.completion_tokens ?? 0,
-    total_tokens: r.usage.total_tokens ?? 0,
-    cost_micros: r.costMicros ?? null,
+    requests: used ? 1 : 0,
+    prompt_tokens: used?.prompt_tokens ?? 0,
+    completion_tokens: used?.completion_tokens ?? 0,
+    total_tokens: used?.total_tokens ?? 0,
+    cost_micros: used ? (r.costMicros ?? null) : 0,
+    ...(quality ? { quality } : {}),
   };
 }
 

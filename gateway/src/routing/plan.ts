@@ -32,6 +32,8 @@ export interface ExecutionPlan {
   /** Expect JSON without a schema (`response_format: {type: json_object}`). */
   json: boolean;
   guard?: SlotGuard | undefined;
+  /** The console's compare pinned the request to this slot of its workflow (0 the primary): no failover, no cache. */
+  pinnedSlot?: number | undefined;
 }
 
 type Adapter = Pick<ProviderAdapter, 'call' | 'stream' | 'supports'>;

@@ -2,6 +2,7 @@ import { absorbUsed, capGrant, expiredLease, heldAfterUse, rateGrant } from './l
 import {
   type CapGrant,
   type CapOp,
+  type CapPeek,
   type CapRef,
   type Crossing,
   type GuardStore,
@@ -94,6 +95,18 @@ export class MemoryGuardStore implements GuardStore {
     cell.leased = others + target;
     cell.expireAtMs = Math.max(cell.expireAtMs, input.nowMs + op.cap.ttlSec * 1000);
     return { held: target, spent: cell.spent, leased: cell.leased, refused };
+  }
+
+  async peek(caps: readonly CapRef[]): Promise<CapPeek[]> {
+    return caps.map((c) => {
+      const cell = this.#caps.get(c.key);
+      return {
+        spent: cell?.spent ?? 0,
+        leased: cell?.leased ?? 0,
+        holders: cell?.leases.size ?? 0,
+        level: cell?.level ?? 0,
+      };
+    });
   }
 
   /** Spent µUSD of a cap key, for tests and for status in embedded mode. */

@@ -1,7 +1,16 @@
 import { defineScript, replies, type Script } from '#contract';
 import type { StateClient } from '../state/connect.ts';
 import { LEASE_LUA } from './scripts.ts';
-import type { CapGrant, Crossing, GuardStore, LeaseInput, LeaseResult, RateGrant } from './store.ts';
+import type {
+  CapGrant,
+  CapPeek,
+  CapRef,
+  Crossing,
+  GuardStore,
+  LeaseInput,
+  LeaseResult,
+  RateGrant,
+} from './store.ts';
 
 /** Rate limits and caps on Redis: a lease call is one EVALSHA on the shared auto-pipelined client. */
 export class RedisGuardStore implements GuardStore {
@@ -51,5 +60,19 @@ export class RedisGuardStore implements GuardStore {
     for (; i + 2 < flat.length; i += 3)
       crossings.push({ index: flat[i]!, level: flat[i + 1] as Crossing['level'], spentMicros: flat[i + 2]! });
     return { rates, caps, crossings };
+  }
+
+  async peek(caps: readonly CapRef[]): Promise<CapPeek[]> {
+    // Plain reads on the auto-pipelined client: one round trip for all of them.
+    return Promise.all(
+      caps.map(async (c) => {
+        const [spent, lease] = await Promise.all([
+          this.#client.get(c.key),
+          this.#client.hmget(`${c.key}:r`, '_sum', '_h', '_t'),
+        ]);
+        const n = (v: string | null | undefined) => Math.max(0, Number.parseInt(v ?? '0', 10) || 0);
+        return { spent: n(spent), leased: n(lease[0]), holders: n(lease[1]), level: n(lease[2]) };
+      }),
+    );
   }
 }

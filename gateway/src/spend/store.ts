@@ -97,9 +97,23 @@ export interface LeaseResult {
   crossings: Crossing[];
 }
 
+/** A cap's counters as they are, read without a lease call (the console's view). */
+export interface CapPeek {
+  /** µUSD settled (and counted from expired leases) this period. */
+  spent: number;
+  /** µUSD every pod's leases hold, not yet spent. */
+  leased: number;
+  /** Pods holding a lease. */
+  holders: number;
+  /** The highest threshold announced this period (0, 80, 90, 100). */
+  level: number;
+}
+
 export interface GuardStore {
   /** Reports and resizes one pod's leases on some limits and caps of one project, atomically. */
   lease(input: LeaseInput): Promise<LeaseResult>;
+  /** Reads caps' counters without changing them (no lease is taken, none expired). */
+  peek(caps: readonly CapRef[]): Promise<CapPeek[]>;
   /** False while the store is known to be unreachable (then admission follows the outage policy). */
   reachable(): boolean;
 }

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { StateClient } from './connect.ts';
+import type { QualityFigures, QualityIncrement } from './usage-quality.ts';
 
 /**
  * The runtime-state contract: everything the gateway keeps between requests (request logs and usage
@@ -92,6 +93,8 @@ export interface UsageIncrement {
   total_tokens: number;
   /** Integer micro-USD; null when pricing is unknown (counted as an unpriced request instead). */
   cost_micros: number | null;
+  /** What every settled request adds, with or without usage (errors, cache, failover, duration). */
+  quality?: QualityIncrement;
 }
 
 /** What one finished request writes, after its answer was sent: one pipelined round trip on Redis. */
@@ -130,9 +133,12 @@ export interface UsageQuery {
   to: number;
   groupBy: 'workflow' | 'model';
   granularity: 'hour' | 'day';
+  /** Add each row's quality figures (and rows that have only those, such as a period of errors). */
+  quality?: boolean;
 }
 
-export interface UsageRow {
+/** With `quality` asked, the row carries its quality figures too. */
+export interface UsageRow extends Partial<QualityFigures> {
   /** ISO 8601 UTC start of the hour or day. */
   period_start: string;
   /** groupBy=workflow: the workflow ('' for direct requests); groupBy=model: null. */

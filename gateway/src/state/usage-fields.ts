@@ -6,6 +6,7 @@ import {
   UsageRangeError,
   type UsageRow,
 } from './types.ts';
+import { forEachQualityField, QualityAcc, qualityFigures } from './usage-quality.ts';
 
 /**
  * How usage sits in one hour bucket (a Redis hash, or a Map in memory): one integer counter per
@@ -26,6 +27,8 @@ const METRIC = {
   unpriced: 'u',
 } as const;
 
+const USAGE_METRICS: ReadonlySet<string> = new Set(Object.values(METRIC));
+
 /** Names are free text (a direct request's model); the separator inside one would shift the fields. */
 const clean = (s: string): string => (s.includes(SEP) ? s.replaceAll(SEP, '\ufffd') : s);
 
@@ -40,7 +43,8 @@ export function forEachUsageField<C>(
 ): void {
   const prefix = `${clean(u.workflow)}${SEP}${clean(u.provider)}${SEP}${clean(u.model)}${SEP}`;
   const n = Math.round(u.requests);
-  add(ctx, prefix + METRIC.requests, n);
+  if (n || !u.quality) add(ctx, prefix + METRIC.requests, n);
+  if (u.quality) forEachQualityField(u.quality, prefix, add, ctx);
   if (u.prompt_tokens) add(ctx, prefix + METRIC.prompt, Math.round(u.prompt_tokens));
   if (u.completion_tokens) add(ctx, prefix + METRIC.completion, Math.round(u.completion_tokens));
   if (u.total_tokens) add(ctx, prefix + METRIC.total, Math.round(u.total_tokens));
@@ -76,12 +80,15 @@ interface Acc {
   t: number;
   m: number;
   u: number;
+  /** Some usage metric was seen (a row of quality fields only is left out unless they were asked for). */
+  usage: boolean;
+  quality: QualityAcc | null;
 }
 
 /** Folds hour buckets into rows by groupBy and UTC hour or day, oldest period first. */
 export function foldUsage(
   hours: Iterable<readonly [hourStartSec: number, fields: Iterable<readonly [string, string | number]>]>,
-  q: Pick<UsageQuery, 'groupBy' | 'granularity'>,
+  q: Pick<UsageQuery, 'groupBy' | 'granularity' | 'quality'>,
 ): UsageRow[] {
   const rows = new Map<string, Acc>();
   for (const [hour, fields] of hours) {
@@ -105,11 +112,15 @@ export function foldUsage(
           t: 0,
           m: 0,
           u: 0,
+          usage: false,
+          quality: q.quality ? new QualityAcc() : null,
         };
         rows.set(key, acc);
       }
       const v = Number(raw);
-      if (!Number.isFinite(v)) continue;
+      if (!Number.isFinite(v) || metric === undefined) continue;
+      if (acc.quality?.add(metric, v)) continue;
+      acc.usage ||= USAGE_METRICS.has(metric);
       switch (metric) {
         case METRIC.requests:
           acc.n += v;
@@ -135,6 +146,7 @@ export function foldUsage(
   const cmp = (a: string | null, b: string | null) =>
     (a ?? '') < (b ?? '') ? -1 : (a ?? '') > (b ?? '') ? 1 : 0;
   return [...rows.values()]
+    .filter((a) => a.usage || (a.quality !== null && a.quality.settled > 0))
     .sort(
       (a, b) =>
         a.period - b.period ||
@@ -153,5 +165,6 @@ export function foldUsage(
       total_tokens: a.t,
       cost_usd: a.n - a.u > 0 ? microsToUsd(a.m) : null,
       unpriced_requests: a.u,
+      ...(a.quality ? qualityFigures(a.quality) : {}),
     }));
 }
