@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
+import type { KubeClient } from '#operator/kube/index';
 import type { Pipeline } from '../pipeline/run.ts';
 import type { SnapshotStore } from '../snapshot/store.ts';
 import type { ConsoleWebReads } from './reads.ts';
@@ -21,6 +22,8 @@ export interface ConsoleWebOptions {
   tailPollMs?: number | undefined;
   /** Live tails one project may hold open on a gateway at once (default 16). */
   tailsPerProject?: number | undefined;
+  /** Kubernetes identities sign in too (../console-kube/): the gateway's client for the reviews. */
+  identities?: { client: KubeClient } | undefined;
 }
 
 export type { ConsoleWebReads };
@@ -47,6 +50,7 @@ export function consoleWebFromEnv(env: NodeJS.ProcessEnv = process.env): Console
 export class ConsoleWeb {
   readonly sessions: ConsoleSessions;
   readonly #opts: ConsoleWebOptions;
+  readonly #store: ConsoleSessionStore;
   readonly #snapshots: SnapshotStore;
   readonly #now: () => number;
   readonly #reads: ConsoleWebReads;
@@ -59,6 +63,7 @@ export class ConsoleWeb {
     reads: ConsoleWebReads,
   ) {
     this.sessions = new ConsoleSessions(store, opts.limits);
+    this.#store = store;
     this.#opts = opts;
     this.#reads = reads;
     this.#snapshots = snapshots;
@@ -81,9 +86,23 @@ export class ConsoleWeb {
           tailPollMs: this.#opts.tailPollMs,
           tailsPerProject: this.#opts.tailsPerProject,
         });
+        if (this.#opts.identities) await this.#identities(scoped, this.#opts.identities.client);
       },
       { prefix: '/console' },
     );
+  }
+
+  async #identities(app: FastifyInstance, client: KubeClient): Promise<void> {
+    const [{ kubeConsoleRoutes }, { KubeSessions }] = await Promise.all([
+      import('../console-kube/routes.ts'),
+      import('../console-kube/sessions.ts'),
+    ]);
+    kubeConsoleRoutes(app, {
+      client,
+      sessions: new KubeSessions(this.#store),
+      projects: () => this.#snapshots.current?.projects.keys() ?? [],
+      basePath: this.#opts.basePath,
+    });
   }
 
   /**
