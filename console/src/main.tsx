@@ -9,12 +9,16 @@ import { Logs } from './pages/Logs.tsx';
 import { Playground } from './pages/Playground.tsx';
 import { SignIn } from './pages/SignIn.tsx';
 import { Webhooks } from './pages/Webhooks.tsx';
+import { WorkflowForm } from './pages/WorkflowForm.tsx';
 import { WorkflowDetail, Workflows } from './pages/Workflows.tsx';
 import { href, type Route, replaceRoute, useRoute } from './route.ts';
 import { ThemeToggle } from './theme.tsx';
 
 function Page({ route, session }: { route: Route; session: Session }) {
   const [section, id] = route.path;
+  if (section === 'workflows' && id === 'new') return <WorkflowForm key="new" session={session} />;
+  if (section === 'workflows' && id && route.path[2] === 'edit')
+    return <WorkflowForm key={`edit-${id}`} session={session} name={id} />;
   if (section === 'workflows' && id) return <WorkflowDetail key={id} session={session} name={id} />;
   if (section === 'logs' && id) return <LogEntryPage key={id} id={id} t={route.query.get('t')} />;
   if (section === 'logs') return <Logs route={route} />;
