@@ -253,6 +253,73 @@ describe('console sign-in with a Kubernetes identity', () => {
     expect((await kubectl(['get', 'workflows', '-n', A, '-o', 'name'])).trim().split('\n')).toHaveLength(2);
   });
 
+  it("a Project's webhook endpoints: applied when nobody else owns them, handed off when GitOps does", async () => {
+    const project = (webhooks?: unknown[]) =>
+      JSON.stringify({
+        apiVersion: 'switchyard.dev/v1alpha1',
+        kind: 'Project',
+        metadata: { name: 'alpha', namespace: A },
+        spec: { displayName: 'Alpha', ...(webhooks ? { webhooks } : {}) },
+      });
+    await kubectl(['apply', '--server-side', '--field-manager=argocd-controller', '-f', '-'], project());
+    const alice = await signIn(await tokenOf('alice', A));
+    const hook = (url: string) => ({ url, secretRef: { name: 'hook-secret' }, events: ['ai.response'] });
+    const put = (url: string) =>
+      alice.call(`/projects/${A}.alpha/webhooks`, { method: 'PUT', body: { webhooks: [hook(url)] } });
+
+    // alice's Role has no rights on projects: 404, as for a project she cannot see.
+    expect((await put('https://hooks.example.com/a')).status).toBe(404);
+    await kubectl([
+      'create',
+      'role',
+      'project-edit',
+      '-n',
+      A,
+      '--verb=get,patch',
+      '--resource=projects.switchyard.dev',
+    ]);
+    await kubectl([
+      'create',
+      'rolebinding',
+      'alice-project',
+      '-n',
+      A,
+      '--role=project-edit',
+      `--serviceaccount=${A}:alice`,
+    ]);
+
+    const applied = await put('https://hooks.example.com/a');
+    expect(applied.status).toBe(200);
+    const stored = JSON.parse(
+      await kubectl(['get', 'project', '-n', A, 'alpha', '-o', 'json', '--show-managed-fields']),
+    ) as {
+      spec: { displayName: string; webhooks: { url: string }[] };
+      metadata: { managedFields: { manager: string; fieldsV1: { 'f:spec'?: Record<string, unknown> } }[] };
+    };
+    expect(stored.spec.displayName).toBe('Alpha');
+    expect(stored.spec.webhooks.map((w) => w.url)).toEqual(['https://hooks.example.com/a']);
+    const console_ = stored.metadata.managedFields.find((m) => m.manager === 'switchyard-console');
+    expect(Object.keys(console_?.fieldsV1['f:spec'] ?? {})).toEqual(['f:webhooks']);
+
+    // GitOps takes the list over; the console's next edit is a hand-off, not a write.
+    await kubectl(
+      ['apply', '--server-side', '--force-conflicts', '--field-manager=argocd-controller', '-f', '-'],
+      project([hook('https://hooks.example.com/gitops')]),
+    );
+    const refused = await put('https://hooks.example.com/b');
+    expect(refused.status).toBe(409);
+    const handOff = (await refused.json()) as { message: string; command: string; yaml: string };
+    expect(handOff.message).toMatch(/conflict with "argocd-controller".*\.spec\.webhooks/s);
+    expect(handOff.command).toBe(
+      'kubectl apply --server-side --field-manager=argocd-controller -f project-alpha.yaml',
+    );
+    expect(handOff.yaml).toContain('https://hooks.example.com/b');
+    const after = JSON.parse(await kubectl(['get', 'project', '-n', A, 'alpha', '-o', 'json'])) as {
+      spec: { webhooks: { url: string }[] };
+    };
+    expect(after.spec.webhooks.map((w) => w.url)).toEqual(['https://hooks.example.com/gitops']);
+  });
+
   it('the schema refuses a bad value: 422 naming the field, nothing written', async () => {
     const alice = await signIn(await tokenOf('alice', A));
     const res = await alice.call(`/projects/${A}.alpha/workflows/bad`, {

@@ -128,9 +128,12 @@ export async function applySpec(
   client: KubeClient,
   t: ApplyTarget,
   spec: Record<string, unknown>,
+  /** Only the given fields are the console's to set (a Project's webhooks); the rest stays as it is. */
+  partial = false,
 ): Promise<Applied | HandOff> {
   const owners = t.current ? ownersOf(t.current) : [];
-  const currentSpec = t.current && isRecord(t.current.spec) ? t.current.spec : {};
+  const fullSpec = t.current && isRecord(t.current.spec) ? t.current.spec : {};
+  const currentSpec = partial ? Object.fromEntries(Object.keys(spec).map((k) => [k, fullSpec[k]])) : fullSpec;
   const changes = changesOf(currentSpec, spec);
   const handOff = (message: string): HandOff => {
     const touched = new Set(changes.map((c) => c.field));

@@ -11,6 +11,7 @@ import { GatewayError } from '../errors/index.ts';
 import { invalidRequest } from '../requests/zod-error.ts';
 import { API_VERSION, applySpec, FIELD_MANAGER, manifestOf, ownersOf } from './apply.ts';
 import { type AccessQuery, type KubeIdentity, mayAccess, requireAccess, reviewToken } from './identity.ts';
+import { projectWebhookRoutes } from './project-routes.ts';
 import { KUBE_SESSION_COOKIE, type KubeSessions, setKubeCookie } from './sessions.ts';
 
 export interface KubeConsoleRoutesOptions {
@@ -79,6 +80,8 @@ export function kubeConsoleRoutes(app: FastifyInstance, o: KubeConsoleRoutesOpti
     groups: who.groups,
     csrf_token: csrf,
   });
+
+  projectWebhookRoutes(app, { client, sessions, projectFor });
 
   app.post('/api/cluster/session', async (req, reply) => {
     await sessions.attempt(req.ip);
