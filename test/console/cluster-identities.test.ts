@@ -82,7 +82,7 @@ beforeAll(async () => {
     'wf-edit',
     '-n',
     A,
-    '--verb=get,list,patch',
+    '--verb=get,list,patch,create',
     '--resource=workflows.switchyard.dev',
   ]);
   await kubectl([
@@ -115,7 +115,7 @@ beforeAll(async () => {
   app = Fastify({ logger: process.env.TEST_LOG_LEVEL ? { level: process.env.TEST_LOG_LEVEL } : false });
   app.setErrorHandler((err, req, reply) => sendError(err, req, reply));
   const client = new KubeClient(loadKubeConfig(kubeconfig));
-  const sessions = new KubeSessions(new MemoryConsoleSessionStore(Date.now));
+  const sessions = new KubeSessions(new MemoryConsoleSessionStore(Date.now), { attempts: 1000 });
   await app.register(
     async (scoped) =>
       kubeConsoleRoutes(scoped, { client, sessions, projects: () => [`${A}.alpha`, `${B}.beta`] }),
@@ -318,6 +318,76 @@ describe('console sign-in with a Kubernetes identity', () => {
       spec: { webhooks: { url: string }[] };
     };
     expect(after.spec.webhooks.map((w) => w.url)).toEqual(['https://hooks.example.com/gitops']);
+  });
+
+  it('API keys: created, revoked and rotated as applies by switchyard-console; a GitOps key is handed off', async () => {
+    const alice = await signIn(await tokenOf('alice', A));
+    const keys = `/projects/${A}.alpha/apikeys`;
+    expect((await alice.call(keys)).status).toBe(404);
+    await kubectl([
+      'create',
+      'role',
+      'key-edit',
+      '-n',
+      A,
+      '--verb=get,list,patch,create',
+      '--resource=apikeys.switchyard.dev',
+    ]);
+    await kubectl([
+      'create',
+      'rolebinding',
+      'alice-keys',
+      '-n',
+      A,
+      '--role=key-edit',
+      `--serviceaccount=${A}:alice`,
+    ]);
+
+    const created = await alice.call(keys, {
+      method: 'POST',
+      body: { name: 'ci-key', scopes: ['ai', 'console'] },
+    });
+    const createdText = await created.text();
+    expect(created.status, createdText).toBe(201);
+    expect(createdText).not.toMatch(/sy_live_/);
+    const revoked = await alice.call(`${keys}/ci-key/revoke`, { method: 'POST' });
+    expect(revoked.status, await revoked.text()).toBe(200);
+    expect((await alice.call(`${keys}/ci-key/rotate`, { method: 'POST' })).status).toBe(200);
+    const stored = JSON.parse(
+      await kubectl(['get', 'apikey', '-n', A, 'ci-key', '-o', 'json', '--show-managed-fields']),
+    ) as {
+      spec: { scopes: string[]; revoked: boolean; rotation: { generation: number } };
+      metadata: { managedFields: { manager: string; operation: string }[] };
+    };
+    expect(stored.spec).toMatchObject({
+      scopes: ['ai', 'console'],
+      revoked: true,
+      rotation: { generation: 1 },
+    });
+    expect(stored.metadata.managedFields.map((m) => [m.manager, m.operation])).toEqual([
+      ['switchyard-console', 'Apply'],
+    ]);
+    const listed = (await (await alice.call(keys)).json()) as { data: { name: string; revoked: boolean }[] };
+    expect(listed.data).toEqual([expect.objectContaining({ name: 'ci-key', revoked: true })]);
+
+    await kubectl(
+      ['apply', '--server-side', '--field-manager=argocd-controller', '-f', '-'],
+      JSON.stringify({
+        apiVersion: 'switchyard.dev/v1alpha1',
+        kind: 'ApiKey',
+        metadata: { name: 'gitops-key', namespace: A },
+        spec: { projectRef: { name: 'alpha' }, revoked: false },
+      }),
+    );
+    const refused = await alice.call(`${keys}/gitops-key/revoke`, { method: 'POST' });
+    expect(refused.status).toBe(409);
+    const handOff = (await refused.json()) as { message: string; yaml: string };
+    expect(handOff.message).toMatch(/argocd-controller.*\.spec\.revoked/s);
+    expect(handOff.yaml).toContain('revoked: true');
+    const after = JSON.parse(await kubectl(['get', 'apikey', '-n', A, 'gitops-key', '-o', 'json'])) as {
+      spec: { revoked: boolean };
+    };
+    expect(after.spec.revoked).toBe(false);
   });
 
   it('the schema refuses a bad value: 422 naming the field, nothing written', async () => {

@@ -57,6 +57,21 @@ export function ownersOf(o: KubeObject, kind = 'spec'): FieldOwner[] {
   return out;
 }
 
+/** Top-level spec fields the console's own apply owns. */
+function consoleFields(o: KubeObject): string[] {
+  const entries = Array.isArray(o.metadata.managedFields) ? (o.metadata.managedFields as unknown[]) : [];
+  const mine = entries.find((e) => isRecord(e) && e.manager === FIELD_MANAGER && e.operation === 'Apply');
+  const v1 = isRecord(mine) && isRecord(mine.fieldsV1) ? mine.fieldsV1['f:spec'] : undefined;
+  return isRecord(v1)
+    ? Object.keys(v1)
+        .filter((k) => k.startsWith('f:'))
+        .map((k) => k.slice(2))
+    : [];
+}
+
+const pick = (o: Record<string, unknown>, keys: string[]): Record<string, unknown> =>
+  Object.fromEntries(keys.filter((k) => o[k] !== undefined).map((k) => [k, o[k]]));
+
 export interface FieldChange {
   field: string;
   from: unknown;
@@ -135,6 +150,8 @@ export async function applySpec(
   const fullSpec = t.current && isRecord(t.current.spec) ? t.current.spec : {};
   const currentSpec = partial ? Object.fromEntries(Object.keys(spec).map((k) => [k, fullSpec[k]])) : fullSpec;
   const changes = changesOf(currentSpec, spec);
+  // An apply is the manager's whole intent: a partial edit keeps the fields the console applied before.
+  if (partial && t.current) spec = { ...pick(fullSpec, consoleFields(t.current)), ...spec };
   const handOff = (message: string): HandOff => {
     const touched = new Set(changes.map((c) => c.field));
     const involved = owners.filter((o) => o.fields.some((f) => touched.has(f)));

@@ -34,7 +34,7 @@ const accessReviewAnswer = z.object({
 
 /** The Switchyard resources the console checks access to; all in the switchyard.dev group. */
 export type SwitchyardResource = 'workflows' | 'apikeys' | 'projects';
-export type Verb = 'get' | 'list' | 'patch';
+export type Verb = 'get' | 'list' | 'patch' | 'create';
 
 const unavailable = (err: unknown) =>
   new GatewayError(
@@ -117,10 +117,11 @@ export async function requireAccess(
   projectId: string,
 ): Promise<void> {
   if (await mayAccess(client, who, q)) return;
-  if (q.verb !== 'patch') throw new GatewayError('not_found', `Project "${projectId}" not found.`);
+  if (q.verb !== 'patch' && q.verb !== 'create')
+    throw new GatewayError('not_found', `Project "${projectId}" not found.`);
   throw new GatewayError(
     'insufficient_permission',
-    `${who.username} may not patch ${q.resource}.switchyard.dev in namespace ${q.namespace}.`,
-    { hint: 'Ask for a Role with the patch verb on this resource in that namespace.' },
+    `${who.username} may not ${q.verb} ${q.resource}.switchyard.dev in namespace ${q.namespace}.`,
+    { hint: `Ask for a Role with the ${q.verb} verb on this resource in that namespace.` },
   );
 }

@@ -9,6 +9,7 @@ import { workflowView } from '../console/view.ts';
 import { basePathOf } from '../console-web/sessions.ts';
 import { GatewayError } from '../errors/index.ts';
 import { invalidRequest } from '../requests/zod-error.ts';
+import { apiKeyRoutes } from './apikey-routes.ts';
 import { API_VERSION, applySpec, FIELD_MANAGER, manifestOf, ownersOf } from './apply.ts';
 import { type AccessQuery, type KubeIdentity, mayAccess, requireAccess, reviewToken } from './identity.ts';
 import { projectWebhookRoutes } from './project-routes.ts';
@@ -82,6 +83,7 @@ export function kubeConsoleRoutes(app: FastifyInstance, o: KubeConsoleRoutesOpti
   });
 
   projectWebhookRoutes(app, { client, sessions, projectFor });
+  apiKeyRoutes(app, { client, sessions, projectFor });
 
   app.post('/api/cluster/session', async (req, reply) => {
     await sessions.attempt(req.ip);
@@ -169,12 +171,14 @@ export function kubeConsoleRoutes(app: FastifyInstance, o: KubeConsoleRoutesOpti
     const body = readWorkflowBody(req.body, req.params.name ?? '');
     const current = (await objectsOf(p.namespace, p.name)).find((w) => apiNameOf(w) === body.name);
     const name = current?.metadata.name ?? objectNameFor(p.name, body.name);
-    await requireAccess(
-      client,
-      identity,
-      { verb: 'patch', resource: 'workflows', namespace: p.namespace, name },
-      p.id,
-    );
+    // A server-side apply that creates needs create as well as patch, for the user as for the API server.
+    for (const verb of current ? (['patch'] as const) : (['patch', 'create'] as const))
+      await requireAccess(
+        client,
+        identity,
+        { verb, resource: 'workflows', namespace: p.namespace, name },
+        p.id,
+      );
     const spec = { projectRef: { name: p.name }, ...body.spec };
     const result = await applySpec(
       client,
