@@ -2,6 +2,7 @@ import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { loadSession, type Session, signIn, signOut } from './api.ts';
 import { Analytics } from './pages/Analytics.tsx';
+import { Cluster } from './pages/Cluster.tsx';
 import { Keys } from './pages/Keys.tsx';
 import { Limits } from './pages/Limits.tsx';
 import { LogEntryPage } from './pages/LogEntry.tsx';
@@ -61,6 +62,18 @@ function App() {
   }, []);
 
   if (session === undefined) return <p aria-live="polite">Loading…</p>;
+  // Kubernetes identities have their own sign-in and pages (pages/Cluster.tsx).
+  if (route.path[0] === 'cluster')
+    return (
+      <>
+        <header>
+          <span class="brand">Switchyard</span>
+          <span class="spacer" />
+          <ThemeToggle />
+        </header>
+        <Cluster route={route} />
+      </>
+    );
   const section = route.path[0] ?? 'workflows';
   return (
     <>
