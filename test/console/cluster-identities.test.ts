@@ -8,6 +8,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Fastify, { type FastifyInstance } from 'fastify';
+import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { kubeConsoleRoutes } from '#gateway/console-kube/routes';
 import { KubeSessions } from '#gateway/console-kube/sessions';
@@ -24,6 +25,7 @@ let cluster: Cluster;
 let dir: string;
 let app: FastifyInstance;
 let url: string;
+const logLines: string[] = [];
 
 async function kubectl(args: string[], input?: string): Promise<string> {
   const r = await cluster.kubectl(args, input === undefined ? {} : { input });
@@ -112,7 +114,9 @@ beforeAll(async () => {
       'current-context': 'gw',
     }),
   );
-  app = Fastify({ logger: process.env.TEST_LOG_LEVEL ? { level: process.env.TEST_LOG_LEVEL } : false });
+  // The gateway's log, kept: a write's line names the identity (the API server's audit log cannot).
+  const logger = pino({ level: 'info' }, { write: (line: string) => void logLines.push(line) });
+  app = Fastify({ loggerInstance: logger }) as unknown as FastifyInstance;
   app.setErrorHandler((err, req, reply) => sendError(err, req, reply));
   const client = new KubeClient(loadKubeConfig(kubeconfig));
   const sessions = new KubeSessions(new MemoryConsoleSessionStore(Date.now), { attempts: 1000 });
@@ -191,6 +195,14 @@ describe('console sign-in with a Kubernetes identity', () => {
     expect(stored.metadata.managedFields.map((m) => [m.manager, m.operation])).toEqual([
       ['switchyard-console', 'Apply'],
     ]);
+    const written = logLines
+      .map((l) => JSON.parse(l) as Record<string, unknown>)
+      .find((l) => l.msg === 'console: applied');
+    expect(written).toMatchObject({
+      user: `system:serviceaccount:${A}:alice`,
+      kind: 'Workflow',
+      namespace: A,
+    });
     // An edit of its own object is applied again, nothing forced.
     const edit = await alice.call(`/projects/${A}.alpha/workflows/summarize`, {
       method: 'PUT',

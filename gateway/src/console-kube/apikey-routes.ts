@@ -5,7 +5,15 @@ import type { ConsoleProject } from '../console/backend.ts';
 import { WorkflowRefusedError } from '../console/backend.ts';
 import { GatewayError } from '../errors/index.ts';
 import { invalidRequest } from '../requests/zod-error.ts';
-import { API_VERSION, type Applied, applySpec, FIELD_MANAGER, type HandOff, ownersOf } from './apply.ts';
+import {
+  API_VERSION,
+  type Applied,
+  applySpec,
+  FIELD_MANAGER,
+  type HandOff,
+  logWrite,
+  ownersOf,
+} from './apply.ts';
 import { requireAccess } from './identity.ts';
 import type { KubeSessions } from './sessions.ts';
 
@@ -100,6 +108,7 @@ export function apiKeyRoutes(
     return { ...keyView(result.object), applied: true, field_manager: FIELD_MANAGER };
   };
   const apply = (
+    who: { log: { info(o: object): void }; user: string },
     p: ConsoleProject,
     name: string,
     current: KubeObject | undefined,
@@ -111,13 +120,18 @@ export function apiKeyRoutes(
       { collection: collection(p.namespace), kind: 'ApiKey', namespace: p.namespace, name, current },
       spec,
       partial,
-    ).catch((err: unknown) => {
-      if (!(err instanceof WorkflowRefusedError)) return unavailable(err);
-      throw new GatewayError('invalid_request', `${err.reason}: ${err.message}`, {
-        ...(err.specPath ? { param: err.specPath } : {}),
-        hint: 'Nothing was changed.',
+    )
+      .catch((err: unknown) => {
+        if (!(err instanceof WorkflowRefusedError)) return unavailable(err);
+        throw new GatewayError('invalid_request', `${err.reason}: ${err.message}`, {
+          ...(err.specPath ? { param: err.specPath } : {}),
+          hint: 'Nothing was changed.',
+        });
+      })
+      .then((result) => {
+        logWrite(who.log, who.user, { kind: 'ApiKey', namespace: p.namespace, name }, result);
+        return result;
       });
-    });
   const existing = async (p: ConsoleProject, name: string) => {
     const x = (await keysOf(p)).find((k) => k.metadata.name === name);
     if (!x) throw new GatewayError('not_found', `API key "${name}" not found in project ${p.id}.`);
@@ -149,7 +163,14 @@ export function apiKeyRoutes(
       throw new GatewayError('conflict', `API key "${name}" already exists in namespace ${p.namespace}.`);
     return answer(
       reply,
-      await apply(p, name, undefined, { projectRef: { name: p.name }, ...rest }, false),
+      await apply(
+        { log: req.log, user: identity.username },
+        p,
+        name,
+        undefined,
+        { projectRef: { name: p.name }, ...rest },
+        false,
+      ),
       true,
     );
   });
@@ -160,7 +181,14 @@ export function apiKeyRoutes(
     const x = await existing(p, req.params.name ?? '');
     return answer(
       reply,
-      await apply(p, x.metadata.name, x, { projectRef: { name: p.name }, revoked: true }, true),
+      await apply(
+        { log: req.log, user: identity.username },
+        p,
+        x.metadata.name,
+        x,
+        { projectRef: { name: p.name }, revoked: true },
+        true,
+      ),
     );
   });
 
@@ -171,7 +199,14 @@ export function apiKeyRoutes(
     const generation = keyView(x).rotation_generation + 1;
     return answer(
       reply,
-      await apply(p, x.metadata.name, x, { projectRef: { name: p.name }, rotation: { generation } }, true),
+      await apply(
+        { log: req.log, user: identity.username },
+        p,
+        x.metadata.name,
+        x,
+        { projectRef: { name: p.name }, rotation: { generation } },
+        true,
+      ),
     );
   });
 }

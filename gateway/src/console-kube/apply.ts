@@ -204,3 +204,23 @@ export async function applySpec(
     throw err;
   }
 }
+
+/**
+ * The log line of a console write: the API server's audit log names the gateway's
+ * ServiceAccount as the writer, this line names the identity the reviews allowed.
+ */
+export function logWrite(
+  log: { info(o: object): void },
+  user: string,
+  t: { kind: string; namespace: string; name: string },
+  result: Applied | HandOff,
+): void {
+  log.info({
+    msg: result.applied ? 'console: applied' : 'console: handed off (fields owned by another manager)',
+    user,
+    kind: t.kind,
+    namespace: t.namespace,
+    name: t.name,
+    fieldManager: FIELD_MANAGER,
+  });
+}

@@ -5,7 +5,7 @@ import type { ConsoleProject } from '../console/backend.ts';
 import { WorkflowRefusedError } from '../console/backend.ts';
 import { GatewayError } from '../errors/index.ts';
 import { invalidRequest } from '../requests/zod-error.ts';
-import { API_VERSION, applySpec, FIELD_MANAGER, ownersOf } from './apply.ts';
+import { API_VERSION, applySpec, FIELD_MANAGER, logWrite, ownersOf } from './apply.ts';
 import { requireAccess } from './identity.ts';
 import type { KubeSessions } from './sessions.ts';
 
@@ -115,6 +115,7 @@ export function projectWebhookRoutes(
         });
       },
     );
+    logWrite(req.log, identity.username, target, result);
     if (!result.applied) {
       void reply.code(409);
       return { object: 'project_hand_off', ...result };

@@ -10,7 +10,7 @@ import { basePathOf } from '../console-web/sessions.ts';
 import { GatewayError } from '../errors/index.ts';
 import { invalidRequest } from '../requests/zod-error.ts';
 import { apiKeyRoutes } from './apikey-routes.ts';
-import { API_VERSION, applySpec, FIELD_MANAGER, manifestOf, ownersOf } from './apply.ts';
+import { API_VERSION, applySpec, FIELD_MANAGER, logWrite, manifestOf, ownersOf } from './apply.ts';
 import { type AccessQuery, type KubeIdentity, mayAccess, requireAccess, reviewToken } from './identity.ts';
 import { projectWebhookRoutes } from './project-routes.ts';
 import { KUBE_SESSION_COOKIE, type KubeSessions, setKubeCookie } from './sessions.ts';
@@ -192,6 +192,7 @@ export function kubeConsoleRoutes(app: FastifyInstance, o: KubeConsoleRoutesOpti
         hint: 'Nothing was changed; fix the field and send the workflow again.',
       });
     });
+    logWrite(req.log, identity.username, { kind: 'Workflow', namespace: p.namespace, name }, result);
     if (!result.applied) {
       void reply.code(409);
       return { object: 'workflow_hand_off', ...result };
