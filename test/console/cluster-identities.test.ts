@@ -27,6 +27,16 @@ let app: FastifyInstance;
 let url: string;
 const logLines: string[] = [];
 
+/** The session store, every value written to it kept: the test reads what a session holds. */
+class RecordingStore extends MemoryConsoleSessionStore {
+  readonly written: string[] = [];
+  override async put(key: string, value: string, ttlMs: number): Promise<void> {
+    this.written.push(value);
+    return super.put(key, value, ttlMs);
+  }
+}
+const stored = new RecordingStore(Date.now);
+
 async function kubectl(args: string[], input?: string): Promise<string> {
   const r = await cluster.kubectl(args, input === undefined ? {} : { input });
   if (r.code !== 0) throw new Error(`kubectl ${args.join(' ')}: ${r.stderr}`);
@@ -119,7 +129,7 @@ beforeAll(async () => {
   app = Fastify({ loggerInstance: logger }) as unknown as FastifyInstance;
   app.setErrorHandler((err, req, reply) => sendError(err, req, reply));
   const client = new KubeClient(loadKubeConfig(kubeconfig));
-  const sessions = new KubeSessions(new MemoryConsoleSessionStore(Date.now), { attempts: 1000 });
+  const sessions = new KubeSessions(stored, { attempts: 1000 });
   await app.register(
     async (scoped) =>
       kubeConsoleRoutes(scoped, { client, sessions, projects: () => [`${A}.alpha`, `${B}.beta`] }),
@@ -138,10 +148,15 @@ describe('console sign-in with a Kubernetes identity', () => {
   it('a token the API server does not accept is 401; the session never holds the token', async () => {
     const bad = await signIn('not-a-token');
     expect(bad.status).toBe(401);
-    const alice = await signIn(await tokenOf('alice', A));
+    const token = await tokenOf('alice', A);
+    const alice = await signIn(token);
     expect(alice.status).toBe(200);
     expect(alice.body.username).toBe(`system:serviceaccount:${A}:alice`);
     expect(alice.cookie).toMatch(/^sy_console_k8s=[A-Za-z0-9_-]{40,}$/);
+    // What the session holds is the identity and the CSRF token; the bearer token is nowhere.
+    const held = stored.written.at(-1) ?? '';
+    expect(JSON.parse(held)).toMatchObject({ identity: { username: alice.body.username } });
+    expect(stored.written.some((v) => v.includes(token.slice(-40)))).toBe(false);
   });
 
   it('an identity whose RBAC allows one namespace sees only that project', async () => {
