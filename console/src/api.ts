@@ -6,6 +6,8 @@ export class ApiError extends Error {
     readonly status: number,
     message: string,
     readonly code: string,
+    /** The request field at fault, when the API names one. */
+    readonly param?: string,
   ) {
     super(message);
   }
@@ -48,7 +50,8 @@ async function bodyOf(res: Response): Promise<unknown> {
     const nested = typeof err === 'object' && err !== null ? (err as Record<string, unknown>) : undefined;
     const message = String(data.message ?? nested?.message ?? `HTTP ${res.status}`);
     const code = String(typeof err === 'string' ? err : (nested?.code ?? res.status));
-    throw new ApiError(res.status, message, code);
+    const param = data.param ?? nested?.param;
+    throw new ApiError(res.status, message, code, typeof param === 'string' ? param : undefined);
   }
   return data;
 }

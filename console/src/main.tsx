@@ -2,6 +2,7 @@ import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { loadSession, type Session, signIn, signOut } from './api.ts';
 import { Analytics } from './pages/Analytics.tsx';
+import { Cluster } from './pages/Cluster.tsx';
 import { Keys } from './pages/Keys.tsx';
 import { Limits } from './pages/Limits.tsx';
 import { LogEntryPage } from './pages/LogEntry.tsx';
@@ -9,12 +10,16 @@ import { Logs } from './pages/Logs.tsx';
 import { Playground } from './pages/Playground.tsx';
 import { SignIn } from './pages/SignIn.tsx';
 import { Webhooks } from './pages/Webhooks.tsx';
+import { WorkflowForm } from './pages/WorkflowForm.tsx';
 import { WorkflowDetail, Workflows } from './pages/Workflows.tsx';
 import { href, type Route, replaceRoute, useRoute } from './route.ts';
 import { ThemeToggle } from './theme.tsx';
 
 function Page({ route, session }: { route: Route; session: Session }) {
   const [section, id] = route.path;
+  if (section === 'workflows' && id === 'new') return <WorkflowForm key="new" session={session} />;
+  if (section === 'workflows' && id && route.path[2] === 'edit')
+    return <WorkflowForm key={`edit-${id}`} session={session} name={id} />;
   if (section === 'workflows' && id) return <WorkflowDetail key={id} session={session} name={id} />;
   if (section === 'logs' && id) return <LogEntryPage key={id} id={id} t={route.query.get('t')} />;
   if (section === 'logs') return <Logs route={route} />;
@@ -57,6 +62,18 @@ function App() {
   }, []);
 
   if (session === undefined) return <p aria-live="polite">Loading…</p>;
+  // Kubernetes identities have their own sign-in and pages (pages/Cluster.tsx).
+  if (route.path[0] === 'cluster')
+    return (
+      <>
+        <header>
+          <span class="brand">Switchyard</span>
+          <span class="spacer" />
+          <ThemeToggle />
+        </header>
+        <Cluster route={route} />
+      </>
+    );
   const section = route.path[0] ?? 'workflows';
   return (
     <>

@@ -1,7 +1,7 @@
 import pino from 'pino';
 import { parseSealKey, releaseStartupMemory } from '#contract';
 import { ConfigError, readGatewayEnv } from './config/env.ts';
-import { kubernetesConsole, readConsoleEnv } from './console/env.ts';
+import { kubernetesConsole, kubernetesIdentities, readConsoleEnv } from './console/env.ts';
 import { consoleWebFromEnv } from './console-web/index.ts';
 import { createGateway } from './gateway.ts';
 import { bufferedStdout } from './observability/log-destination.ts';
@@ -47,7 +47,9 @@ const gateway = createGateway(store, {
   // The console API writes Workflow CRs only with SWITCHYARD_CONSOLE=kubernetes (off otherwise).
   console: await kubernetesConsole(consoleEnv!, logger),
   // The web console goes with the console API (the chart's console.enabled), when its bundle is built.
-  ...(consoleEnv!.SWITCHYARD_CONSOLE === 'kubernetes' ? { consoleWeb: consoleWebFromEnv() } : {}),
+  ...(consoleEnv!.SWITCHYARD_CONSOLE === 'kubernetes'
+    ? { consoleWeb: { ...consoleWebFromEnv(), identities: await kubernetesIdentities(consoleEnv!) } }
+    : {}),
   state: (metrics, log) =>
     createRuntimeState({
       redis: stateRedis!,

@@ -291,6 +291,33 @@ describe('what the chart renders', () => {
     expect(podSpec(find(own, 'Deployment', 'switchyard-gateway')).automountServiceAccountToken).toBe(true);
   });
 
+  it('RBAC: console.identities adds the token and access reviews and the patch rights, cluster-wide', async () => {
+    const source = parseAllDocuments(
+      readFileSync(join(root, 'operator/rbac/gateway-console-identity-clusterrole.yaml'), 'utf8'),
+    )[0]?.toJSON() as { rules: unknown };
+    const on = parseObjects(
+      await template(CHART, [
+        ...REQUIRED_VALUES,
+        '--set',
+        'console.enabled=true',
+        '--set',
+        'console.identities.enabled=true',
+      ]),
+    );
+    const name = 'switchyard-system-switchyard-gateway-console-identities';
+    expect(find(on, 'ClusterRole', name).rules).toEqual(source.rules);
+    expect(find(on, 'ClusterRoleBinding', name)).toMatchObject({
+      roleRef: { kind: 'ClusterRole', name },
+      subjects: [{ kind: 'ServiceAccount', name: 'switchyard-gateway', namespace: 'switchyard-system' }],
+    });
+    expect(envOf(find(on, 'Deployment', 'switchyard-gateway'), 'SWITCHYARD_CONSOLE_IDENTITIES')?.value).toBe(
+      'true',
+    );
+    // Off by default, even with the console on.
+    const plain = parseObjects(await template(CHART, [...REQUIRED_VALUES, '--set', 'console.enabled=true']));
+    expect(plain.some((o) => o.metadata.name === name)).toBe(false);
+  });
+
   it('pods: restricted security context, probes on the ops ports, drain-long grace period', () => {
     for (const objects of [defaults, full])
       for (const d of objects.filter((o) => o.kind === 'Deployment')) {

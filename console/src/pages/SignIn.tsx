@@ -43,6 +43,9 @@ export function SignIn({ onSignedIn, notice }: { onSignedIn: (s: Session) => voi
           Sign in
         </button>
       </form>
+      <p>
+        On a cluster with Kubernetes sign-in: <a href="#/cluster">sign in with a Kubernetes identity</a>.
+      </p>
       {error && (
         <p role="alert" class="error">
           {error}

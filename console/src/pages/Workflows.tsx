@@ -24,6 +24,9 @@ export function Workflows({ session }: { session: Session }) {
   return (
     <main id="main">
       <Heading>Workflows</Heading>
+      <p>
+        <a href={href(['workflows', 'new'])}>New workflow</a>
+      </p>
       <Pending loaded={loaded}>
         {({ data }) =>
           data.length === 0 ? (
@@ -93,6 +96,8 @@ export function WorkflowDetail({ session, name }: { session: Session; name: stri
           <>
             <p>
               <a href={href(['playground'], { workflow: name })}>Try in playground</a>
+              {' · '}
+              <a href={href(['workflows', name, 'edit'])}>Edit</a>
             </p>
             <h2>Slots</h2>
             <table>

@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
+import type { KubeClient } from '#operator/kube/index';
 import type { Pipeline } from '../pipeline/run.ts';
 import type { SnapshotStore } from '../snapshot/store.ts';
 import type { ConsoleWebReads } from './reads.ts';
@@ -23,6 +24,8 @@ export interface ConsoleWebOptions {
   tailsPerProject?: number | undefined;
   /** The playground's simulated backend answers a backend-pipeline workflow after this long (1.5 s). */
   simulatedBackendMs?: number | undefined;
+  /** Kubernetes identities sign in too (../console-kube/): the gateway's client for the reviews. */
+  identities?: { client: KubeClient } | undefined;
 }
 
 export type { ConsoleWebReads };
@@ -54,6 +57,7 @@ export function consoleWebFromEnv(env: NodeJS.ProcessEnv = process.env): Console
 export class ConsoleWeb {
   readonly sessions: ConsoleSessions;
   readonly #opts: ConsoleWebOptions;
+  readonly #store: ConsoleSessionStore;
   readonly #snapshots: SnapshotStore;
   readonly #now: () => number;
   readonly #reads: ConsoleWebReads;
@@ -66,6 +70,7 @@ export class ConsoleWeb {
     reads: ConsoleWebReads,
   ) {
     this.sessions = new ConsoleSessions(store, opts.limits);
+    this.#store = store;
     this.#opts = opts;
     this.#reads = reads;
     this.#snapshots = snapshots;
@@ -89,9 +94,23 @@ export class ConsoleWeb {
           tailsPerProject: this.#opts.tailsPerProject,
           simulatedBackendMs: this.#opts.simulatedBackendMs,
         });
+        if (this.#opts.identities) await this.#identities(scoped, this.#opts.identities.client);
       },
       { prefix: '/console' },
     );
+  }
+
+  async #identities(app: FastifyInstance, client: KubeClient): Promise<void> {
+    const [{ kubeConsoleRoutes }, { KubeSessions }] = await Promise.all([
+      import('../console-kube/routes.ts'),
+      import('../console-kube/sessions.ts'),
+    ]);
+    kubeConsoleRoutes(app, {
+      client,
+      sessions: new KubeSessions(this.#store),
+      projects: () => this.#snapshots.current?.projects.keys() ?? [],
+      basePath: this.#opts.basePath,
+    });
   }
 
   /**

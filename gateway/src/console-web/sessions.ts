@@ -73,7 +73,7 @@ function sameText(a: string, b: string): boolean {
  * header (a cross-site form cannot set one, a cross-site script cannot read the token), and a
  * browser's Origin naming this host. SameSite=Strict on the cookie is the third fence.
  */
-function checkWrite(req: FastifyRequest, rec: SessionRecord): void {
+export function checkWrite(req: FastifyRequest, rec: { csrf: string }): void {
   const sent = req.headers[CSRF_HEADER];
   if (typeof sent !== 'string' || !sameText(sent, rec.csrf))
     throw new GatewayError('insufficient_permission', 'Missing or wrong CSRF token.', {

@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import { z } from 'zod';
+import type { KubeClient as KubeClientLike } from '#operator/kube/index';
 import type { ConsoleBackend } from './backend.ts';
 
 /** Console API settings from the environment (off on a cluster unless asked for). */
@@ -7,6 +8,11 @@ export const consoleEnv = z.object({
   /** kubernetes: write Workflow CRs (gateway pods); folder: embedded mode's default; off: no console API. */
   SWITCHYARD_CONSOLE: z.enum(['off', 'kubernetes', 'folder']).optional(),
   /** How long a write waits for the operator's verdict before answering 202. */
+  /**
+   * true (with kubernetes): Kubernetes identities sign in to the web console with a bearer token,
+   * checked by TokenReview, every view and write by SubjectAccessReview (docs/console.md).
+   */
+  SWITCHYARD_CONSOLE_IDENTITIES: z.enum(['true', 'false']).default('false'),
   SWITCHYARD_CONSOLE_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(10_000),
 });
 export type ConsoleEnv = z.infer<typeof consoleEnv>;
@@ -42,4 +48,12 @@ export async function kubernetesConsole(
   ]);
   const client = new KubeClient(loadKubeConfig());
   return new KubeConsoleBackend({ client, logger, settleTimeoutMs: env.SWITCHYARD_CONSOLE_TIMEOUT_MS });
+}
+
+/** The gateway's client for Kubernetes identities' sign-in, when SWITCHYARD_CONSOLE_IDENTITIES=true on a cluster. */
+export async function kubernetesIdentities(env: ConsoleEnv): Promise<{ client: KubeClientLike } | undefined> {
+  if (env.SWITCHYARD_CONSOLE !== 'kubernetes' || env.SWITCHYARD_CONSOLE_IDENTITIES !== 'true')
+    return undefined;
+  const { KubeClient, loadKubeConfig } = await import('#operator/kube/index');
+  return { client: new KubeClient(loadKubeConfig()) };
 }

@@ -30,11 +30,11 @@ const itemPath = (ns: string, name: string): string => `${collection(ns)}/${enco
 const isRecord = (v: unknown): v is Record<string, unknown> =>
   typeof v === 'object' && v !== null && !Array.isArray(v);
 const specOf = (o: KubeObject): Record<string, unknown> => (isRecord(o.spec) ? o.spec : {});
-const apiNameOf = (o: KubeObject): string => {
+export const apiNameOf = (o: KubeObject): string => {
   const n = specOf(o).name;
   return typeof n === 'string' ? n : o.metadata.name;
 };
-const projectRefOf = (o: KubeObject): unknown => {
+export const projectRefOf = (o: KubeObject): unknown => {
   const ref = specOf(o).projectRef;
   return isRecord(ref) ? ref.name : undefined;
 };
@@ -63,7 +63,7 @@ function readyOf(o: KubeObject): ReadyVerdict {
   };
 }
 
-function toRecord(o: KubeObject): WorkflowRecord {
+export function toRecord(o: KubeObject): WorkflowRecord {
   return {
     name: apiNameOf(o),
     spec: specOf(o),
@@ -83,7 +83,7 @@ function withSpec(o: KubeObject, spec: unknown): KubeObject {
 }
 
 /** The API server's own words, without the client's `POST /path: 422 Invalid: ` prefix. */
-const serverMessage = (err: KubeError): string => err.message.replace(/^\S+ \S+: \d+ \S+: /, '');
+export const serverMessage = (err: KubeError): string => err.message.replace(/^\S+ \S+: \d+ \S+: /, '');
 
 export interface KubeConsoleOptions {
   client: KubeClient;
