@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import { z } from 'zod';
 import type { KubeClient as KubeClientLike } from '#operator/kube/index';
-import type { ConsoleBackend } from './backend.ts';
+import type { ConsoleBackend, ConsoleProject, WorkflowRecord, WorkflowSpec, WriteResult } from './backend.ts';
 
 /** Console API settings from the environment (off on a cluster unless asked for). */
 export const consoleEnv = z.object({
@@ -34,20 +34,58 @@ export function readConsoleEnv(env: NodeJS.ProcessEnv = process.env): ConsoleEnv
  * The cluster backend when SWITCHYARD_CONSOLE=kubernetes: the API server from KUBECONFIG, else the
  * pod's in-cluster ServiceAccount (client-node's default lookup). Undefined otherwise.
  *
- * Imported only then: the kubeconfig of @kubernetes/client-node and the operator's compiler cost
- * a bundled pod about 13 MB of RSS and 0.1 s of start-up, for an API most pods do not serve.
+ * Imported on the first console call, not at start: the kubeconfig of @kubernetes/client-node and
+ * the operator's compiler cost a bundled pod about 15 MB of RSS and 0.1 s of start-up, for an API
+ * most pods never serve.
  */
 export async function kubernetesConsole(
   env: ConsoleEnv,
   logger: Logger,
 ): Promise<ConsoleBackend | undefined> {
   if (env.SWITCHYARD_CONSOLE !== 'kubernetes') return undefined;
-  const [{ KubeClient, loadKubeConfig }, { KubeConsoleBackend }] = await Promise.all([
-    import('#operator/kube/index'),
-    import('./kube-backend.ts'),
-  ]);
-  const client = new KubeClient(loadKubeConfig());
-  return new KubeConsoleBackend({ client, logger, settleTimeoutMs: env.SWITCHYARD_CONSOLE_TIMEOUT_MS });
+  return new LazyConsoleBackend(async () => {
+    const [{ KubeClient, loadKubeConfig }, { KubeConsoleBackend }] = await Promise.all([
+      import('#operator/kube/index'),
+      import('./kube-backend.ts'),
+    ]);
+    const client = new KubeClient(loadKubeConfig());
+    return new KubeConsoleBackend({ client, logger, settleTimeoutMs: env.SWITCHYARD_CONSOLE_TIMEOUT_MS });
+  });
+}
+
+/** The cluster backend, built on its first call (a failed build is retried on the next). */
+class LazyConsoleBackend implements ConsoleBackend {
+  readonly mode = 'kubernetes' as const;
+  readonly #build: () => Promise<ConsoleBackend>;
+  #backend: Promise<ConsoleBackend> | undefined;
+
+  constructor(build: () => Promise<ConsoleBackend>) {
+    this.#build = build;
+  }
+
+  #get(): Promise<ConsoleBackend> {
+    this.#backend ??= this.#build().catch((err: unknown) => {
+      this.#backend = undefined;
+      throw err;
+    });
+    return this.#backend;
+  }
+
+  async list(project: ConsoleProject): Promise<WorkflowRecord[]> {
+    return (await this.#get()).list(project);
+  }
+  async get(project: ConsoleProject, name: string): Promise<WorkflowRecord | undefined> {
+    return (await this.#get()).get(project, name);
+  }
+  async create(project: ConsoleProject, spec: WorkflowSpec): Promise<WriteResult> {
+    return (await this.#get()).create(project, spec);
+  }
+  async replace(project: ConsoleProject, spec: WorkflowSpec): Promise<WriteResult> {
+    return (await this.#get()).replace(project, spec);
+  }
+  async delete(project: ConsoleProject, name: string): Promise<void> {
+    return (await this.#get()).delete(project, name);
+  }
 }
 
 /** The gateway's client for Kubernetes identities' sign-in, when SWITCHYARD_CONSOLE_IDENTITIES=true on a cluster. */
