@@ -141,7 +141,7 @@ describe('helm install into the API server', () => {
       '-l',
       'app.kubernetes.io/part-of=switchyard',
     ]);
-    expect(await assertAllServed('switchyard-crds', 'default')).toBe(5);
+    expect(await assertAllServed('switchyard-crds', 'default')).toBe(7);
 
     // The namespaces the full values point into (the watched namespace, the dashboard's).
     await kubectl(['apply', '-f', join(root, 'examples/00-namespace.yaml')]);

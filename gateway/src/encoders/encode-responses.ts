@@ -140,7 +140,8 @@ export function responseObject(
     top_p: b.top_p ?? 1,
     truncation: b.truncation ?? 'disabled',
     // Absent rather than null where the spec types the field as an object or a string.
-    usage: responsesUsage(state.usage),
+    usage:
+      state.status === 'in_progress' || state.status === 'queued' ? undefined : responsesUsage(state.usage),
     user: b.user ?? undefined,
     metadata: b.metadata ?? {},
   };
