@@ -446,7 +446,7 @@ describe('both charts on a real node, with the image built here', () => {
     const crds = (await k.kubectl(['get', 'crd', '-o', 'name']))
       .split('\n')
       .filter((l) => l.includes('switchyard.dev'));
-    expect(crds.length).toBe(5);
+    expect(crds.length).toBe(7);
     const workflows = (await k.kubectl(['get', 'workflows', '-A', '-o', 'name'])).split('\n').filter(Boolean);
     expect(workflows.length).toBeGreaterThan(3);
     await waitFor(
