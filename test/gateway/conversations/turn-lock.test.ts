@@ -103,7 +103,8 @@ it('Redis restarted mid-way: answered turns are each in the conversation once, w
   const conversation = await newConversation();
   const N = 12;
   const runs = Array.from({ length: N }, (_, i) => turn(i % 2 ? b : a, conversation, `step ${i}`));
-  await new Promise((r) => setTimeout(r, 1000));
+  // Mid-way: once the first turn has its answer, the others still queued behind the lock.
+  await Promise.race(runs);
   await redis.restart();
   const statuses = await Promise.all(runs);
   const answered = statuses.filter((s) => s === 200).length;
@@ -111,7 +112,7 @@ it('Redis restarted mid-way: answered turns are each in the conversation once, w
   const final = await userTurns(conversation);
   const calls = seen();
   console.log(
-    `turn lock, Redis restarted after 1 s: ${N} turns: ${answered} answered, ${refused} refused (503/409), ` +
+    `turn lock, Redis restarted after the first answer: ${N} turns: ${answered} answered, ${refused} refused (503/409), ` +
       `${statuses.length - answered - refused} other (${statuses.join(',')}); conversation: ${final.inputs.length} turns, ` +
       `${final.items} items, whole ${final.whole}; provider calls ${calls.length}`,
   );
